@@ -1,0 +1,66 @@
+"""The ``pegwatch`` command line.
+
+Each group of subcommands lives in a module of its own that exposes
+``register(subparsers)``; handlers take the parsed namespace and return an
+exit status. Heavy imports (OpenCV, luma, gpiozero) happen inside the
+handlers so that ``pegwatch --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Callable, Sequence
+
+from rules.errors import PegwatchError
+
+_COMMAND_MODULES = (
+    "device.cli.judge_cmd",
+    "device.cli.vision_cmd",
+    "device.cli.table_cmd",
+)
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pegwatch",
+        description="Tournament-table companion for over-the-board Mastermind.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug detail to stderr")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in _COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    handler: Handler | None = getattr(args, "func", None)
+    if handler is None:
+        parser.print_help()
+        return 2
+    try:
+        return handler(args)
+    except PegwatchError as exc:
+        # Bad input gets one line naming what and where, never a traceback.
+        print(f"pegwatch {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"pegwatch {args.command}:{where}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

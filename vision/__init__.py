@@ -1,0 +1,1 @@
+"""From camera frames to board readings that say how sure they are."""
