@@ -18,6 +18,7 @@ from rules.errors import PegwatchError
 
 _COMMAND_MODULES = (
     "device.cli.judge_cmd",
+    "device.cli.markers_cmd",
     "device.cli.vision_cmd",
     "device.cli.table_cmd",
 )
