@@ -1,9 +1,182 @@
-"""Subcommands: filled in by the owning module's work."""
+"""``pegwatch judge FILE.json [--json]``: the arbiter's verdict on a record.
+
+The record format is in ``docs/records.md``; the readings of the rules in
+``docs/rules.md``. Bad input raises a :class:`~rules.errors.PegwatchError`
+naming the file and the place, which ``device.cli.main`` prints as one line
+with exit status 2.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rules.codes import Feedback
+    from rules.judge import GameVerdict, MatchVerdict
+    from rules.record import GameRecord, MatchRecord
+    from rules.variants import Variant
+
+logger = logging.getLogger(__name__)
 
 
-def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add this module's subcommands to ``sub``."""
+    p = sub.add_parser(
+        "judge",
+        help="judge a recorded game or match",
+        description=(
+            "Judge a recorded Mastermind game or match (JSON, see docs/records.md) "
+            "and print the verdict: attempts, mis-marked rows, VP."
+        ),
+    )
+    p.add_argument("file", metavar="FILE.json", help="game or match record ('-' for stdin)")
+    p.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    p.add_argument(
+        "--variants",
+        metavar="FILE.toml",
+        help="extra rules presets (same keys as rules/data/variants.toml)",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Judge ``args.file``; print the verdict; return the exit status."""
+    # Imported here so that `pegwatch --help` does not load numpy.
+    from rules.judge import judge_game, judge_match
+    from rules.record import MatchRecord, RecordError, load_record
+    from rules.variants import get_variant, load_variants
+
+    extra = load_variants(args.variants) if args.variants else None
+    source = "<stdin>" if args.file == "-" else args.file
+    try:
+        text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{source}: not UTF-8 text (byte {exc.start}); expected JSON") from None
+    record = load_record(text, source=source, variants=extra)
+    variant = get_variant(record.rules, extra)
+    if isinstance(record, MatchRecord):
+        match_verdict = judge_match(record, variant)
+        if args.json:
+            print(json.dumps(match_verdict.to_json(), indent=2, ensure_ascii=False))
+        else:
+            print(format_match(record, match_verdict, variant))
+    else:
+        verdict = judge_game(record, variant)
+        if args.json:
+            print(json.dumps(verdict.to_json(), indent=2, ensure_ascii=False))
+        else:
+            print(format_game(record, verdict, variant))
+    return 0
+
+
+def _marks(marks: Feedback | None) -> str:
+    return "unmarked" if marks is None else f"{marks.black} black {marks.white} white"
+
+
+def format_game(record: GameRecord, verdict: GameVerdict, variant: Variant, indent: str = "") -> str:
+    """The verdict on one game, for a person."""
+    lines: list[str] = []
+    secret = " ".join(record.secret) if record.secret else "not seen"
+    lines.append(f"{indent}rules {variant.name}: {variant.colours} colours, "
+                 f"{variant.holes} holes, {variant.rows} rows; secret: {secret}")
+    width = max((len(" ".join(r.guess)) for r in record.rows), default=0)
+    illegal = {r.row for r in verdict.illegal_rows}
+    for number, row in enumerate(record.rows, start=1):
+        remark = ""
+        after_code = verdict.solved_row is not None and number > verdict.solved_row
+        if number in verdict.unread_rows:
+            remark = "  not fully read: not judged"
+        elif after_code:
+            remark = "  after the code: ignored"
+        elif verdict.expected_marks is not None and row.marks is not None:
+            want = verdict.expected_marks[number - 1]
+            if row.marks != want:
+                remark = f"  MIS-MARKED (should be {_marks(want)})"
+        if number == verdict.mismarked_row and verdict.mismark_by_timeout:
+            remark += "  codemaker's time ran out: counts as incorrectly marked"
+        if number == verdict.solved_row:
+            remark += "  the code"
+        if number in illegal:
+            remark += "  ILLEGAL"
+        lines.append(
+            f"{indent}  row {number:2d}  {' '.join(row.guess):<{width}}  {_marks(row.marks)}{remark}"
+        )
+    if record.timeout is not None:
+        lines.append(f"{indent}  timeout: the {record.timeout.value}'s time ran out")
+    state = "" if verdict.finished else " (game not finished: as it stands now)"
+    lines.append(f"{indent}verdict{state}: {_result(verdict, variant)}")
+    if verdict.consistent is not None:
+        suspects = ", ".join(map(str, verdict.suspect_rows or ())) or "none"
+        lines.append(
+            f"{indent}secret not seen, so no row is judged mis-marked: "
+            f"{verdict.consistent} codes agree with the marks; suspect rows: {suspects}"
+        )
+    if variant.scoring.value == "home":
+        lines.append(
+            f"{indent}home scoring: codemaker {verdict.codemaker_points} points, decoder bonus "
+            f"{verdict.decoder_bonus_points}" + ("; REPLAY the game" if verdict.replay else "")
+        )
+    lines.extend(f"{indent}note: {n}" for n in verdict.notes if not n.startswith("illegal"))
+    lines.extend(f"{indent}illegal: {r.reason}" for r in verdict.illegal_rows)
+    if verdict.illegal_secret:
+        lines.append(f"{indent}illegal: {verdict.illegal_secret}")
+    return "\n".join(lines)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _result(verdict: GameVerdict, variant: Variant) -> str:
+    from rules.variants import Scoring
+
+    k = verdict.mismarked_row
+    if variant.scoring is Scoring.HOME:
+        if verdict.replay:
+            return f"indication error on row {k}: the game is replayed"
+        if verdict.solved:
+            return f"solved on row {verdict.solved_row}"
+        return "not solved"
+    result = _plural(verdict.attempts, "attempt")
+    if k is not None:
+        result += f"; row {k} incorrectly marked"
+        if verdict.codemaker_penalty_vp:
+            result += (
+                f", and it was the code: codemaker penalised {verdict.codemaker_penalty_vp:g} VP"
+            )
+        else:
+            result += f", so the codebreaker is credited with solving on row {verdict.attempts}"
+    elif verdict.solved:
+        result += f"; solved on row {verdict.solved_row}"
+    else:
+        result += "; not solved"
+    return result
+
+
+def format_match(record: MatchRecord, verdict: MatchVerdict, variant: Variant) -> str:
+    """The verdict on a match, for a person."""
+    lines: list[str] = [f"match {record.players[0]} v {record.players[1]} ({variant.name})"]
+    for i, (game, gv) in enumerate(zip(record.games, verdict.games, strict=True)):
+        maker = verdict.codemakers[i]
+        breaker = record.players[1] if maker == record.players[0] else record.players[0]
+        lines.append(f"game {i + 1}: {maker} makes the code, {breaker} breaks it")
+        lines.append(format_game(game, gv, variant, indent="  "))
+    if not verdict.complete:
+        lines.append(
+            f"match incomplete: fewer than {variant.games_per_match} games played; no VP yet"
+        )
+    for p in record.players:
+        extra = ""
+        if verdict.points is not None:
+            extra += f", {verdict.points[p]} points"
+        if verdict.penalties_vp[p]:
+            extra += f" (after a {verdict.penalties_vp[p]:g} VP penalty)"
+        if verdict.illegal_moves.get(p):
+            extra += f", {verdict.illegal_moves[p]} illegal moves"
+        lines.append(f"{p}: {_plural(verdict.attempts[p], 'attempt')}, {verdict.vp[p]:g} VP{extra}")
+    return "\n".join(lines)

@@ -1,0 +1,103 @@
+"""The display model as text for an HD44780 character LCD (16x2 or 20x4).
+
+:func:`layout` is pure and returns exactly *rows* lines of exactly *cols*
+characters, using only ASCII (the HD44780 ROM has no arrows). ``>`` marks
+the player on move. :class:`CharLcd` sends those lines through RPLCD,
+imported only when one is opened.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from device.display.model import DisplayModel, PlayerFace, format_time
+
+SIZES = ((16, 2), (20, 4))
+
+
+def _face(player: PlayerFace) -> str:
+    return "FLAG" if player.flagged else format_time(player.remaining_ns)
+
+
+def _fit(text: str, cols: int) -> str:
+    return text[:cols].ljust(cols)
+
+
+def _status(model: DisplayModel) -> str:
+    if model.banner:
+        return model.banner
+    parts = []
+    if model.row is not None:
+        parts.append(f"ROW {model.row}")
+    if model.paused:
+        parts.append("PAUSED")
+    if model.on_move is not None:
+        role = model.players[model.on_move].role
+        if role is not None:
+            parts.append(role.short)
+    return " ".join(parts)
+
+
+def _cell(model: DisplayModel, index: int, width: int) -> str:
+    """``>NAME  7:59``: marker, name, right-aligned time, in *width*."""
+    player = model.players[index]
+    mark = ">" if index == model.on_move else " "
+    face = _face(player)
+    room = width - 1 - len(face) - 1
+    name = player.name.upper()[: max(0, room)]
+    return f"{mark}{name}".ljust(width - len(face)) + face
+
+
+def layout(model: DisplayModel, cols: int = 16, rows: int = 2) -> list[str]:
+    """The *rows* lines of *cols* characters that show *model*."""
+    if (cols, rows) not in SIZES:
+        raise ValueError(f"character LCD {cols}x{rows} is not supported; use 16x2 or 20x4")
+    message = model.message.text.upper() if model.message else ""
+    count = len(model.players)
+    half = cols // 2
+    if rows == 2:
+        if count == 2:
+            first = _cell(model, 0, half) + _cell(model, 1, half)
+        else:
+            # Too many players for one line: the player on move, then the next.
+            shown = model.on_move if model.on_move is not None else 0
+            first = _cell(model, shown, half) + _cell(model, (shown + 1) % count, half)
+        second = message or _status(model)
+        return [_fit(first, cols), _fit(second, cols)]
+    lines = []
+    for start in range(0, count, 2):
+        line = "".join(_cell(model, i, half) for i in range(start, min(start + 2, count)))
+        lines.append(line)
+    lines.append(_status(model))
+    lines.append(message)
+    return [_fit(line, cols) for line in lines[:rows]] + [" " * cols] * (rows - len(lines))
+
+
+class CharLcd:
+    """An HD44780 on an I2C backpack (PCF8574), driven through RPLCD."""
+
+    def __init__(
+        self, *, cols: int = 16, rows: int = 2, i2c_port: int = 1, address: int = 0x27,
+        expander: str = "PCF8574",
+    ) -> None:
+        if (cols, rows) not in SIZES:
+            raise ValueError(f"character LCD {cols}x{rows} is not supported; use 16x2 or 20x4")
+        from RPLCD.i2c import CharLCD
+
+        self.cols, self.rows = cols, rows
+        self._lcd: Any = CharLCD(expander, address, port=i2c_port, cols=cols, rows=rows,
+                                 auto_linebreaks=False)
+        self._lines: list[str] = []
+
+    def show_model(self, model: DisplayModel) -> None:
+        lines = layout(model, self.cols, self.rows)
+        for row, line in enumerate(lines):
+            # Rewrite only the lines that changed: the I2C bus is slow.
+            if row < len(self._lines) and self._lines[row] == line:
+                continue
+            self._lcd.cursor_pos = (row, 0)
+            self._lcd.write_string(line)
+        self._lines = lines
+
+    def cleanup(self) -> None:
+        self._lcd.close(clear=True)

@@ -1,0 +1,157 @@
+"""The display loop: draw when the picture changes, sleep until it will.
+
+:class:`DisplayLoop` runs on its own thread. Each pass it asks for the
+model at *now*, compares it (with times floored to their faces) with what
+is on the glass, and sends a frame only if they differ, at most *fps*
+times a second. Then it sleeps until the next visible change (the running
+time's next face, from *next_change_at*, e.g. the clock's
+``next_change_ns``) or until :meth:`DisplayLoop.wake` (a press, a message).
+An idle table costs one wake-up a second at most.
+
+It only ever *reads* the clock (``Clock.view`` is pure), so a slow or
+broken display never delays a press. A device error (unplugged, I2C
+error) is logged once, and the frame is retried every *retry_s* seconds
+until the device answers again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from types import TracebackType
+
+from device.display.devices import Display
+from device.display.model import DisplayModel
+
+logger = logging.getLogger(__name__)
+
+#: Longest sleep, as a safety net against a missed wake-up.
+MAX_SLEEP_S = 1.0
+
+
+class DisplayLoop:
+    """Keeps a :class:`~device.display.devices.Display` showing the current model."""
+
+    def __init__(
+        self,
+        display: Display,
+        model_at: Callable[[int], DisplayModel],
+        *,
+        next_change_at: Callable[[int], int | None] | None = None,
+        fps: float = 10.0,
+        retry_s: float = 5.0,
+        now_ns: Callable[[], int] = time.monotonic_ns,
+    ) -> None:
+        if fps <= 0:
+            raise ValueError("fps must be > 0")
+        self.display = display
+        self._model_at = model_at
+        self._next_change_at = next_change_at
+        self.min_interval_ns = round(1e9 / fps)
+        self.retry_ns = round(retry_s * 1e9)
+        self._now_ns = now_ns
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._shown: DisplayModel | None = None
+        self._last_frame_ns: int | None = None
+        self._failed_at: int | None = None
+        self.frames = 0
+        """Frames sent to the device."""
+        self.passes = 0
+        """Times the loop woke and looked (frames + skipped)."""
+        self.errors = 0
+
+    @property
+    def is_failing(self) -> bool:
+        """True while the device is failing and frames are being retried."""
+        return self._failed_at is not None
+
+    def wake(self) -> None:
+        """Look again now (something other than time changed)."""
+        self._wake.set()
+
+    def step(self, now_ns: int | None = None) -> int | None:
+        """One pass: draw if needed. Returns the stamp to look again at (or ``None``)."""
+        now = self._now_ns() if now_ns is None else now_ns
+        self.passes += 1
+        model = self._model_at(now).quantized()
+        due: list[int] = []
+        if model != self._shown:
+            ready = self._last_frame_ns is None or now - self._last_frame_ns >= self.min_interval_ns
+            retry_ok = self._failed_at is None or now - self._failed_at >= self.retry_ns
+            if ready and retry_ok:
+                self._draw(model, now)
+            elif not ready:
+                assert self._last_frame_ns is not None
+                due.append(self._last_frame_ns + self.min_interval_ns)
+            if self._failed_at is not None:
+                due.append(self._failed_at + self.retry_ns)
+        if self._next_change_at is not None:
+            nxt = self._next_change_at(now)
+        else:
+            until = model.until_change_ns()
+            nxt = None if until is None else now + until
+        if nxt is not None:
+            due.append(nxt)
+        return min(due) if due else None
+
+    def _draw(self, model: DisplayModel, now: int) -> None:
+        try:
+            self.display.show(model)
+        except Exception as exc:
+            self.errors += 1
+            if self._failed_at is None:
+                logger.error(
+                    "display %s failed: %s; the clock goes on, retrying every %.0f s",
+                    self.display.kind, exc, self.retry_ns / 1e9,
+                )
+            self._failed_at = now
+            return
+        if self._failed_at is not None:
+            logger.warning("display %s is back", self.display.kind)
+            self._failed_at = None
+        self._shown = model
+        self._last_frame_ns = now
+        self.frames += 1
+
+    def run(self) -> None:
+        """Loop until :meth:`stop` (what the thread runs)."""
+        while not self._stop.is_set():
+            try:
+                due = self.step()
+            except Exception:
+                logger.exception("display loop pass failed")
+                due = None
+            now = self._now_ns()
+            timeout = MAX_SLEEP_S if due is None else min(MAX_SLEEP_S, max(0.0, (due - now) / 1e9))
+            self._wake.wait(timeout)
+            self._wake.clear()
+
+    def start(self) -> DisplayLoop:
+        """Run on a daemon thread; returns self."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self.run, name="pegwatch-display", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop the thread (the display itself stays open)."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> DisplayLoop:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -1,0 +1,148 @@
+"""What the small display shows, as plain frozen data, and how times read.
+
+:class:`DisplayModel` is everything one frame needs; :func:`format_time` is
+the one place that turns nanoseconds into digits. Rendering
+(:mod:`device.display.render`) and the character-LCD layout
+(:mod:`device.display.charlcd`) both read from here, so every device shows
+the same thing.
+
+Rounding: like DGT clocks, times are shown rounded **down** (a player never
+sees time they do not have). Under 20 s tenths appear (``19.9``). ``0.0``
+means the flag and nothing else: the last, partial tenth before the flag
+shows as ``0.1``.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+
+NS_PER_S = 1_000_000_000
+NS_PER_TENTH = NS_PER_S // 10
+#: Below this, tenths of a second are shown.
+TENTHS_BELOW_NS = 20 * NS_PER_S
+
+
+def time_unit_ns(remaining_ns: int) -> int:
+    """The resolution at which *remaining_ns* is shown: a tenth or a second."""
+    return NS_PER_TENTH if remaining_ns < TENTHS_BELOW_NS else NS_PER_S
+
+
+def format_time(remaining_ns: int) -> str:
+    """The clock face of *remaining_ns*: ``H:MM:SS``, ``M:SS`` or ``S.t``.
+
+    >>> format_time(480 * 10**9), format_time(19_999_999_999), format_time(0)
+    ('8:00', '19.9', '0.0')
+    """
+    if remaining_ns <= 0:
+        return "0.0"
+    if remaining_ns < TENTHS_BELOW_NS:
+        tenths = max(1, remaining_ns // NS_PER_TENTH)  # 0.0 is kept for the flag
+        return f"{tenths // 10}.{tenths % 10}"
+    seconds = remaining_ns // NS_PER_S
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}:{minutes:02d}:{secs:02d}"
+    return f"{minutes}:{secs:02d}"
+
+
+def shown_ns(remaining_ns: int) -> int:
+    """*remaining_ns* floored to what the face shows (same face, same value)."""
+    if remaining_ns <= 0:
+        return 0
+    unit = time_unit_ns(remaining_ns)
+    return max(NS_PER_TENTH, remaining_ns // unit * unit)
+
+
+def until_face_changes_ns(remaining_ns: int) -> int | None:
+    """How long a running time keeps its face; ``None`` once flagged.
+
+    ``format_time(r - until_face_changes_ns(r))`` differs from
+    ``format_time(r)`` and anything sooner does not.
+    """
+    if remaining_ns <= 0:
+        return None
+    if remaining_ns < NS_PER_TENTH:  # shown as 0.1 until the flag
+        return remaining_ns
+    unit = time_unit_ns(remaining_ns)
+    return remaining_ns - remaining_ns // unit * unit + 1
+
+
+class Role(enum.Enum):
+    """A Mastermind player's role in the current game."""
+
+    CODEBREAKER = "codebreaker"
+    CODEMAKER = "codemaker"
+
+    @property
+    def short(self) -> str:
+        return "BREAKER" if self is Role.CODEBREAKER else "MAKER"
+
+
+class Severity(enum.Enum):
+    """How loudly a message is shown: plain, framed, or inverted."""
+
+    INFO = "info"
+    WARNING = "warning"
+    ALARM = "alarm"
+
+
+@dataclass(frozen=True)
+class Message:
+    """A line for the bottom bar, e.g. ``Message("MIS-MARK row 3", Severity.ALARM)``."""
+
+    text: str
+    severity: Severity = Severity.INFO
+
+
+@dataclass(frozen=True)
+class PlayerFace:
+    """One player's panel."""
+
+    name: str
+    remaining_ns: int
+    role: Role | None = None
+    flagged: bool = False
+
+
+@dataclass(frozen=True)
+class DisplayModel:
+    """Everything one frame shows; build it from the clock's view.
+
+    *on_move* is the index into *players* whose time runs (``None`` before
+    the start or after the end). *row* is the board row being played.
+    """
+
+    players: tuple[PlayerFace, ...]
+    on_move: int | None = None
+    row: int | None = None
+    paused: bool = False
+    message: Message | None = None
+    #: A short line that replaces the status line (arbiter menu, result).
+    banner: str | None = None
+
+    @property
+    def is_running(self) -> bool:
+        """True while a time is counting down (not paused, not flagged)."""
+        if self.on_move is None or self.paused:
+            return False
+        face = self.players[self.on_move]
+        return not face.flagged and face.remaining_ns > 0
+
+    def quantized(self) -> DisplayModel:
+        """This model with each time floored to its face: equal faces, equal models.
+
+        The display loop compares quantized models to skip frames that
+        would look the same.
+        """
+        return replace(
+            self,
+            players=tuple(replace(p, remaining_ns=shown_ns(p.remaining_ns)) for p in self.players),
+        )
+
+    def until_change_ns(self) -> int | None:
+        """How long this picture stays right if nothing but time happens."""
+        if not self.is_running or self.on_move is None:
+            return None
+        return until_face_changes_ns(self.players[self.on_move].remaining_ns)

@@ -1,0 +1,84 @@
+"""One sample model per display state: the goldens, the docs and demos.
+
+``python -m device.display.samples DIR`` writes ``display-<name>.png`` for
+each state into *DIR* (4x, white on a dark blue-black, like an OLED), which
+is how ``docs/img`` is made.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from PIL import Image, ImageOps
+
+from device.display.model import DisplayModel, Message, PlayerFace, Role, Severity
+from device.display.render import render
+
+S = 1_000_000_000
+
+_MSO = (
+    PlayerFace("Alice", 3 * 60 * S + 41 * S, Role.CODEMAKER),
+    PlayerFace("Bob", 7 * 60 * S + 59 * S + 400_000_000, Role.CODEBREAKER),
+)
+
+
+def _mso(alice_ns: int | None = None, bob_ns: int | None = None, **kw: object) -> DisplayModel:
+    alice, bob = _MSO
+    if alice_ns is not None:
+        alice = PlayerFace(alice.name, alice_ns, alice.role, flagged=alice_ns == 0)
+    if bob_ns is not None:
+        bob = PlayerFace(bob.name, bob_ns, bob.role, flagged=bob_ns == 0)
+    options: dict[str, object] = {"on_move": 1, "row": 3}
+    options.update(kw)
+    return DisplayModel(players=(alice, bob), **options)  # type: ignore[arg-type]
+
+
+SAMPLES: dict[str, DisplayModel] = {
+    "ready": _mso(4 * 60 * S, 8 * 60 * S, on_move=None, row=None,
+                  message=Message("Maker: press to start")),
+    "running": _mso(),
+    "low-time": _mso(bob_ns=12 * S + 370_000_000, row=9),
+    "paused": _mso(paused=True, message=Message("Arbiter: paused", Severity.WARNING)),
+    "timeout": _mso(bob_ns=0, on_move=None, row=9,
+                    message=Message("TIMEOUT Bob", Severity.ALARM)),
+    "mis-mark": _mso(on_move=0, paused=True, row=3,
+                     message=Message("MIS-MARK row 3", Severity.ALARM)),
+    "illegal-guess": _mso(message=Message("ILLEGAL GUESS row 4", Severity.ALARM), row=4),
+    "camera": _mso(message=Message("CAMERA: no signal", Severity.WARNING)),
+    "check-row": _mso(on_move=0, row=5, message=Message("CHECK ROW 5", Severity.WARNING)),
+    "result": _mso(on_move=None, row=None, banner="BOB SOLVED IN 6",
+                   message=Message("Game 1 of 2 over")),
+    "menu": _mso(paused=True, banner="ADJUST +10s", message=Message("Player button: +10s")),
+    "mensa-4": DisplayModel(
+        players=(
+            PlayerFace("Ann", 14 * 60 * S + 3 * S),
+            PlayerFace("Ben", 11 * 60 * S + 47 * S),
+            PlayerFace("Cy", 0, flagged=True),
+            PlayerFace("Dee", 16 * S + 800_000_000),
+        ),
+        on_move=3,
+        message=Message("TIMEOUT Cy", Severity.ALARM),
+    ),
+}
+
+
+def doc_image(model: DisplayModel, scale: int = 4) -> Image.Image:
+    """*model* drawn large, lit pixels white on an OLED's blue-black."""
+    image = render(model).convert("L").resize(
+        (128 * scale, 64 * scale), Image.Resampling.NEAREST
+    )
+    return ImageOps.colorize(image, black="#0b0f1a", white="#f2f6ff")
+
+
+def main(argv: list[str]) -> int:
+    out = Path(argv[0] if argv else "docs/img")
+    out.mkdir(parents=True, exist_ok=True)
+    for name, model in SAMPLES.items():
+        doc_image(model).save(out / f"display-{name}.png", optimize=True)
+    print(f"wrote {len(SAMPLES)} images to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,41 @@
+"""Game records out of a table journal, in the format ``pegwatch judge`` reads.
+
+:func:`export_records` replays a journal (the same way ``pegwatch replay``
+does) and writes one JSON file per finished game, plus the match when both
+games are finished. The files carry the press stamps of each row as extra
+keys (``guess_ns``, ``marks_ns``), which ``pegwatch judge`` keeps and ignores.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from device.table import replay_journal
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["export_records"]
+
+
+def export_records(journal: str | Path, out_dir: str | Path) -> list[Path]:
+    """Write ``gameN.json`` for each finished game (and ``match.json`` when the
+    match is complete) into ``out_dir``; return the paths written."""
+    result = replay_journal(journal)
+    flow = result.flow
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for game in flow.games:
+        if not game.final:
+            continue
+        record = flow.game_record(game).to_json()
+        path = out / f"game{game.number}.json"
+        path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        written.append(path)
+    if flow.match_verdict is not None:
+        path = out / "match.json"
+        path.write_text(json.dumps(flow.match_record().to_json(), indent=2) + "\n", encoding="utf-8")
+        written.append(path)
+    return written

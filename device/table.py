@@ -1,0 +1,514 @@
+"""The table program: clock buttons, camera, display and journal around the match flow.
+
+Everything that happens at the table becomes an event on one queue
+(:meth:`TablePlayer.submit`): a press from the GPIO thread with its
+``time.monotonic_ns()`` stamp, a reading from the vision worker's thread,
+an arbiter action. The main loop (:meth:`TableProgram.step`) takes them in
+order and, for each, **journals it first** and then applies it to the pure
+:class:`rules.match_flow.MatchFlow`; the verdicts the flow returns are
+journaled too. Nothing in that loop waits for the camera or the display:
+the vision worker runs in its own thread, and a display that fails is
+reported and skipped. A full disk does not stop the clock either: T1's
+:class:`device.journal.JournalWriter` holds events in memory, raises an
+alarm, and writes them when space returns.
+
+On start the journal is replayed (:meth:`TableProgram.open`). When it held
+a match in progress, a ``boot`` event is journaled: the clock comes back
+paused at the last journaled instant (the outage is cut out of the
+timeline, see ``docs/journal.md``) and waits for the arbiter to resume.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from device.display.model import DisplayModel, Message, PlayerFace, Role, Severity
+from device.journal import (
+    Journal,
+    JournalEvent,
+    JournalWriter,
+    PendingEvent,
+    Timeline,
+)
+from device.vision_worker import VisionWorker
+from rules.match_flow import FlowError, MatchFlow, Outcome, Phase, replay_events
+from rules.record import Role as RecordRole
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "DisplaySink",
+    "ReplayResult",
+    "TableProgram",
+    "flow_from_journal",
+    "replay_journal",
+]
+
+#: Kinds of events the table journals and the flow reads.
+FLOW_KINDS = ("press", "flag", "reading", "arbiter", "boot")
+
+
+class DisplaySink(Protocol):
+    """Where display models go (an OLED, the terminal, a GIF recorder)."""
+
+    def show(self, model: DisplayModel, at_ns: int) -> None: ...
+
+
+@dataclass(frozen=True)
+class _Queued:
+    kind: str
+    payload: Mapping[str, Any]
+    at_ns: int
+    jpeg: bytes | None = None
+
+
+class TableProgram:
+    """The table's main loop around a :class:`MatchFlow` (see the module doc).
+
+    ``now_ns`` is the time source (``time.monotonic_ns``; the demo gives a
+    virtual one). ``on_line`` receives each transcript line.
+    """
+
+    def __init__(
+        self,
+        flow: MatchFlow,
+        journal: Journal,
+        *,
+        worker: VisionWorker | None = None,
+        displays: tuple[DisplaySink, ...] = (),
+        now_ns: Callable[[], int] = time.monotonic_ns,
+        on_line: Callable[[str], None] | None = None,
+        offset_ns: int = 0,
+        watchdog: Any = None,
+    ) -> None:
+        self.flow = flow
+        self.journal = journal
+        self.writer = JournalWriter(journal, when_alarm=self._journal_alarm)
+        self.worker = worker
+        self.displays = list(displays)
+        self.now_ns = now_ns
+        self.on_line = on_line
+        self.watchdog = watchdog
+        #: continuous (flow) time = this boot's monotonic stamp + offset_ns
+        self.offset_ns = offset_ns
+        self.queue: queue.Queue[_Queued] = queue.Queue()
+        self.transcript: list[str] = []
+        self.verdicts: list[dict[str, Any]] = []
+        self.alarm: str | None = None
+        self.camera_message: str | None = None
+        self.display_failures: dict[int, str] = {}
+        self.last_lines: list[str] = []
+        self.verdict_ns: dict[tuple[int, int], int] = {}
+        self._last_raw = 0
+        self._lock = threading.RLock()
+        if worker is not None:
+            worker.on_camera = self._camera_changed
+            worker.submit = self.submit
+            self._push_requests()
+
+    # -- construction from a journal -----------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        journal_path: str | Path,
+        *,
+        players: tuple[str, str],
+        rules: str = "mso",
+        clock: str = "mso-mastermind",
+        **options: Any,
+    ) -> TableProgram:
+        """Open (or create) the journal, replay it, and come back paused if a
+        match was in progress."""
+        journal = Journal(journal_path)
+        try:
+            flow, line, events, missing = flow_from_journal(
+                journal, players=players, rules=rules, clock=clock
+            )
+        except Exception:
+            journal.close()
+            raise
+        program = cls(flow, journal, **options)
+        now = program.now_ns()
+        if events:
+            # Verdicts the flow reached for events journaled just before a
+            # crash, which the crash kept from the journal: written now, in order.
+            last_at = events[-1].at_ns if events[-1].boot_id == journal.boot_id else 0
+            for verdict in missing:
+                program.writer.append("verdict", verdict, at_ns=max(now, last_at))
+            # A restart: journal it at once, paused, waiting for the arbiter.
+            event = program.writer.append("boot", {"after_seq": journal.last_seq}, at_ns=now)
+            cont = line.add(event) if isinstance(event, JournalEvent) else line.last_ns
+            program.offset_ns = cont - now
+            program._last_raw = now
+            program._emit(flow.apply("boot", {}, cont))
+        else:
+            program.writer.append(
+                "match", {"players": list(players), "rules": rules, "clock": clock}, at_ns=now
+            )
+            program._last_raw = now
+        program._push_requests()
+        return program
+
+    # -- events in ---------------------------------------------------------------------
+
+    def submit(
+        self, kind: str, payload: Mapping[str, Any], at_ns: int | None = None, jpeg: bytes | None = None
+    ) -> None:
+        """Queue one event (any thread). ``at_ns`` defaults to now."""
+        stamp = self.now_ns() if at_ns is None else at_ns
+        self.queue.put(_Queued(kind, dict(payload), stamp, jpeg))
+
+    def press(self, seat: int, at_ns: int | None = None) -> None:
+        """A player's clock button (seat 0 is the first-named player)."""
+        self.submit("press", {"player": seat}, at_ns)
+
+    def arbiter(self, action: str, at_ns: int | None = None, **payload: Any) -> None:
+        """An arbiter action (pause, resume, adjust, confirm_row, confirm_secret)."""
+        self.submit("arbiter", {"action": action, **payload}, at_ns)
+
+    def confirm_row_from_camera(self, game: int, row: int, *, by: str = "arbiter") -> bool:
+        """Confirm a row waiting for a check with what the camera reads now.
+
+        Returns False (and shows why) when the camera still cannot read it:
+        the arbiter then enters the row by hand (``confirm_row`` with values).
+        """
+        reading = self.worker.last_reading if self.worker is not None else None
+        if reading is None or reading.problem is not None:
+            self._say("the camera cannot read the board: enter the row by hand")
+            return False
+        r = reading.row(row)
+        if r.status != "ok":
+            self._say(f"row {row} still reads {r.status}: enter it by hand")
+            return False
+        self.arbiter("confirm_row", game=game, row=row, guess=list(r.guess),
+                     black=r.keys.black, white=r.keys.white, by=by)
+        return True
+
+    # -- the loop -------------------------------------------------------------------------
+
+    def step(self, *, timeout: float = 0.0) -> int:
+        """Process every queued event (waiting up to ``timeout`` for the first);
+        then check for a flag and refresh the display. Returns how many events
+        were processed."""
+        done = 0
+        try:
+            item: _Queued | None = self.queue.get(timeout=timeout) if timeout > 0 else self.queue.get_nowait()
+        except queue.Empty:
+            item = None
+        while item is not None:
+            self._handle(item)
+            done += 1
+            try:
+                item = self.queue.get_nowait()
+            except queue.Empty:
+                item = None
+        self._check_flag(self.now_ns())
+        if done:
+            self._push_requests()
+        self.writer.flush()
+        self.refresh_display()
+        if self.watchdog is not None:
+            self.watchdog.tick()
+        return done
+
+    def run(self, stop: threading.Event, *, period_s: float = 0.02) -> None:
+        """Run :meth:`step` until ``stop`` is set (the real table's main loop)."""
+        while not stop.is_set():
+            self.step(timeout=period_s)
+
+    def _stamp(self, at_ns: int) -> int:
+        # Journaled stamps never go back within a boot (the journal's
+        # timeline would read that as a restart): a press that raced a
+        # reading through the queue keeps its order, with the later stamp.
+        raw = max(at_ns, self._last_raw)
+        self._last_raw = raw
+        return raw
+
+    def _check_flag(self, raw_now: int) -> None:
+        due = self.flow.flag_due(raw_now + self.offset_ns)
+        if due is None:
+            return
+        seat, flag_cont = due
+        self._journal_and_apply("flag", {"player": seat, "flag_ns": flag_cont}, flag_cont - self.offset_ns)
+
+    def _handle(self, item: _Queued) -> None:
+        if item.kind in ("press", "arbiter", "reading"):
+            self._check_flag(item.at_ns)
+        self._journal_and_apply(item.kind, item.payload, item.at_ns, item.jpeg)
+
+    def _journal_and_apply(
+        self, kind: str, payload: Mapping[str, Any], at_ns: int, jpeg: bytes | None = None
+    ) -> Outcome:
+        with self._lock:
+            return self._journal_and_apply_locked(kind, payload, at_ns, jpeg)
+
+    def _journal_and_apply_locked(
+        self, kind: str, payload: Mapping[str, Any], at_ns: int, jpeg: bytes | None
+    ) -> Outcome:
+        raw = self._stamp(at_ns)
+        # Journal first: nothing acts before it is on the disk (or held, with an alarm).
+        event = self.writer.append(kind, payload, at_ns=raw)
+        if jpeg is not None and kind == "reading":
+            self._store_evidence(event, payload, jpeg)
+        cont = raw + self.offset_ns
+        try:
+            outcome = self.flow.apply(kind, payload, cont)
+        except FlowError as exc:
+            # Bad input never stops the table: one line, and on we go.
+            self._say(f"{kind} refused: {exc}")
+            return Outcome()
+        self._emit(outcome, raw)
+        return outcome
+
+    def _store_evidence(self, event: JournalEvent | PendingEvent, payload: Mapping[str, Any], jpeg: bytes) -> None:
+        game, row = payload.get("game"), payload.get("row")
+        if not isinstance(game, int) or not isinstance(row, int) or row < 1:
+            return
+        try:
+            self.writer.store_evidence(event, game=game, row=row, image=jpeg, reading=payload)
+        except Exception as exc:  # evidence is precious but must not stop the clock
+            logger.error("evidence for game %s row %s not stored: %s", game, row, exc)
+
+    def _emit(self, outcome: Outcome, raw: int | None = None) -> None:
+        stamp = self._last_raw if raw is None else raw
+        for verdict in outcome.verdicts:
+            self.writer.append("verdict", verdict, at_ns=stamp)
+            self.verdicts.append(verdict)
+            if verdict.get("what") in ("row", "check") and isinstance(verdict.get("row"), int):
+                self.verdict_ns.setdefault((int(verdict["game"]), int(verdict["row"])), time.monotonic_ns())
+        for line in outcome.lines:
+            self._say(line)
+        if outcome.ignored:
+            logger.info("ignored: %s", outcome.ignored)
+
+    def _say(self, line: str) -> None:
+        self.transcript.append(line)
+        self.last_lines = [*self.last_lines, line][-4:]
+        if self.on_line is not None:
+            self.on_line(line)
+
+    def _push_requests(self) -> None:
+        if self.worker is not None:
+            self.worker.set_requests(self.flow.read_requests(), self.offset_ns)
+
+    # -- alarms ---------------------------------------------------------------------------
+
+    def _journal_alarm(self, alarm: str | None) -> None:
+        self.alarm = alarm
+        if alarm is not None:
+            self._say(f"ALARM: {alarm}")
+
+    def _camera_changed(self, ok: bool, problem: str) -> None:
+        # Called from the vision thread: queue an informational event.
+        self.camera_message = None if ok else "CAMERA LOST"
+        self.submit("camera", {"state": "back" if ok else "lost", "problem": problem[:200]})
+
+    # -- the display -----------------------------------------------------------------------
+
+    def display_model(self, raw_now: int | None = None) -> DisplayModel:
+        """What the small display shows now (the secret never appears)."""
+        raw = self.now_ns() if raw_now is None else raw_now
+        with self._lock:
+            return self._display_model(raw)
+
+    def _display_model(self, raw: int) -> DisplayModel:
+        flow = self.flow
+        cont = raw + self.offset_ns
+        g = flow.game
+        view = flow.clock_view(cont)
+        faces = []
+        for seat in (0, 1):
+            role_index = 0 if seat == g.codemaker else 1
+            faces.append(
+                PlayerFace(
+                    name=flow.players[seat],
+                    remaining_ns=view.remaining_ns[role_index],
+                    role=Role.CODEMAKER if role_index == 0 else Role.CODEBREAKER,
+                    flagged=role_index in view.flags,
+                )
+            )
+        on_move = flow.on_move(cont)
+        row = len(g.rows) + (1 if flow.phase is Phase.GUESS else 0) if g.started_ns is not None else None
+        return DisplayModel(
+            players=tuple(faces),
+            on_move=on_move,
+            row=row,
+            paused=flow.paused,
+            message=self._message(),
+            banner=self._banner(),
+        )
+
+    def _message(self) -> Message | None:
+        if self.alarm is not None:
+            return Message("DISK FULL" if "DISK FULL" in self.alarm else "JOURNAL FAIL", Severity.ALARM)
+        if self.camera_message is not None:
+            return Message(self.camera_message, Severity.ALARM)
+        checks = self.flow.checks()
+        if checks:
+            return Message("CHECK SECRET" if checks[0] == 0 else f"CHECK ROW {checks[0]}", Severity.WARNING)
+        g = self.flow.game
+        if g.announced_mismark is not None:
+            return Message(f"MIS-MARK ROW {g.announced_mismark}", Severity.ALARM)
+        if g.timeout is not None:
+            who = g.codebreaker if g.timeout is RecordRole.CODEBREAKER else g.codemaker
+            return Message(f"FLAG {self.flow.players[who]}", Severity.ALARM)
+        if g.announced_inconsistent and not g.final:
+            return Message("MARKS INCONSISTENT", Severity.WARNING)
+        if self.flow.awaiting_resume:
+            return Message("RESTARTED: ARBITER", Severity.WARNING)
+        return None
+
+    def _banner(self) -> str | None:
+        flow = self.flow
+        if flow.phase is Phase.MATCH_OVER and flow.match_verdict is not None:
+            vp = flow.match_verdict.vp
+            return " ".join(f"{p[:6]} {vp[p]:g}" for p in flow.players) + " VP"
+        g = flow.game
+        if flow.phase is Phase.GAME_OVER and g.verdict is not None:
+            return f"G{g.number}: {g.verdict.attempts} ATTEMPTS"
+        if flow.phase is Phase.REVEAL:
+            return "OPEN THE SHIELD"
+        if flow.phase is Phase.SETUP:
+            return f"G{g.number}: SET THE CODE"
+        return None
+
+    def refresh_display(self, raw_now: int | None = None) -> None:
+        """Show the current model on every display; a failing one is skipped."""
+        if not self.displays:
+            return
+        raw = self.now_ns() if raw_now is None else raw_now
+        model = self.display_model(raw)
+        for i, sink in enumerate(self.displays):
+            try:
+                sink.show(model, raw)
+            except Exception as exc:  # a dead display must never stop the clock
+                if i not in self.display_failures:
+                    logger.error("display %d failed: %s", i, exc)
+                    self._say(f"ALARM: display failed ({exc}); the clock goes on")
+                self.display_failures[i] = str(exc)
+            else:
+                if self.display_failures.pop(i, None) is not None:
+                    self._say("display back")
+
+    # -- lifetime ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stop the worker, write what is held, close the journal."""
+        if self.worker is not None:
+            self.worker.stop()
+        try:
+            self.writer.flush()
+        finally:
+            self.journal.close()
+
+    def __enter__(self) -> TableProgram:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def flow_from_journal(
+    journal: Journal,
+    *,
+    players: tuple[str, str] | None = None,
+    rules: str = "mso",
+    clock: str = "mso-mastermind",
+) -> tuple[MatchFlow, Timeline, list[JournalEvent], list[dict[str, Any]]]:
+    """Rebuild the flow from a journal: its ``match`` event (if any) names the
+    players and presets; every flow event is applied at its continuous time.
+
+    Also returns the verdicts the flow reaches beyond those journaled (the
+    tail a crash cut off)."""
+    from rules.match_flow import preset_clock_factory
+
+    events = list(journal.events())
+    for event in events:
+        if event.kind == "match":
+            raw_players = event.payload.get("players")
+            if isinstance(raw_players, tuple | list) and len(raw_players) == 2:
+                players = (str(raw_players[0]), str(raw_players[1]))
+            rules = str(event.payload.get("rules", rules))
+            clock = str(event.payload.get("clock", clock))
+            break
+    if players is None:
+        raise FlowError(f"{journal.path}: no match event names the players")
+    flow = MatchFlow(players, rules=rules, clock_factory=preset_clock_factory(clock))
+    line = Timeline()
+    produced: list[dict[str, Any]] = []
+    recorded = 0
+    for event in events:
+        cont = line.add(event)
+        if event.kind in FLOW_KINDS:
+            produced.extend(flow.apply(event.kind, _plain(event.payload), cont).verdicts)
+        elif event.kind == "verdict":
+            recorded += 1
+    return flow, line, events, produced[recorded:]
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """What re-running a journal gave: the flow, its verdicts, and mismatches."""
+
+    flow: MatchFlow
+    verdicts: tuple[dict[str, Any], ...]
+    mismatches: tuple[str, ...]
+    events: int
+
+
+def replay_journal(path: str | Path) -> ReplayResult:
+    """Re-run a journal and compare the verdicts it reaches with those journaled."""
+    from rules.match_flow import preset_clock_factory
+
+    p = Path(path)
+    if not p.is_file():
+        raise FlowError(f"{p}: no such journal")
+    with Journal(p, create=False) as journal:
+        events = list(journal.events())
+    players: tuple[str, str] | None = None
+    rules, clock = "mso", "mso-mastermind"
+    for event in events:
+        if event.kind == "match":
+            raw = event.payload.get("players")
+            if isinstance(raw, tuple | list) and len(raw) == 2:
+                players = (str(raw[0]), str(raw[1]))
+            rules = str(event.payload.get("rules", rules))
+            clock = str(event.payload.get("clock", clock))
+            break
+    if players is None:
+        raise FlowError(f"{p}: no match event names the players; not a table journal")
+    flow = MatchFlow(players, rules=rules, clock_factory=preset_clock_factory(clock))
+    line = Timeline()
+    stream: list[tuple[str, Mapping[str, Any], int]] = []
+    for event in events:
+        cont = line.add(event)
+        if event.kind in (*FLOW_KINDS, "verdict"):
+            stream.append((event.kind, _plain(event.payload), cont))
+    pairs = replay_events(flow, stream)
+    mismatches: list[str] = []
+    recorded = sum(1 for k, _, _ in stream if k == "verdict")
+    for i, (got, had) in enumerate(pairs, start=1):
+        if had is None:
+            mismatches.append(f"verdict {i}: replay gives {got}, the journal has none")
+        elif got != had:
+            mismatches.append(f"verdict {i}: replay gives {got}, the journal has {had}")
+    if recorded > len(pairs):
+        mismatches.append(f"the journal has {recorded} verdicts, the replay reaches {len(pairs)}")
+    return ReplayResult(flow, tuple(v for v, _ in pairs), tuple(mismatches), len(events))
+
+
+def _plain(value: Any) -> Any:
+    """Journal payloads are frozen views: turn them back into dicts and lists."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    return value

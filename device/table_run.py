@@ -1,0 +1,248 @@
+"""``pegwatch run``: the table program with the devices of the configuration.
+
+On a Pi: GPIO buttons, LEDs and buzzer (gpiozero), the OLED (luma) and the
+camera. Elsewhere the same program runs on simulated devices: mock pins
+driven from the keyboard (:mod:`device.keyboard`), frames from the
+configured source (the renderer by default), and the display in the
+terminal (or an emulator PNG/GIF, as ``[display]`` says).
+
+``--script FILE`` replaces the keyboard with commands, one a line
+(``press 0``, ``arbiter pause``, ``arbiter resume``, ``confirm``,
+``status``, ``quit``), each answered on stdout with ``ack SEQ`` once the
+event is journaled: what the fault tests drive and kill.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from device.table import TableProgram
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["ArbiterButton", "run_table"]
+
+
+class ArbiterButton:
+    """What the arbiter's button does at the table.
+
+    Down while a clock runs: pause at once. A short press when a row waits
+    for a check: confirm it with what the camera reads now. A short press
+    on a paused clock (not the press that paused it): resume.
+    """
+
+    def __init__(self, program: TableProgram) -> None:
+        self.program = program
+        self._paused_by_down = False
+
+    def down(self, at_ns: int) -> None:
+        flow = self.program.flow
+        self._paused_by_down = False
+        if flow.on_move(at_ns + self.program.offset_ns) is not None:
+            self._paused_by_down = True
+            self.program.arbiter("pause", at_ns)
+
+    def short(self, at_ns: int) -> None:
+        flow = self.program.flow
+        if self._paused_by_down:
+            self._paused_by_down = False
+            return
+        checks = flow.checks()
+        if checks and checks[0] > 0:
+            self.program.confirm_row_from_camera(flow.game.number, checks[0])
+        elif flow.paused:
+            self.program.arbiter("resume", at_ns)
+
+
+def _camera_worker(cfg: Any, program_submit: Any) -> Any:
+    """The vision worker for the configured camera, or None when it cannot start."""
+    from device.vision_worker import VisionWorker
+
+    try:
+        from vision.profile import load_profile
+        from vision.reader import BoardReader
+
+        profile = load_profile(cfg.board)
+        if cfg.calibration is not None:
+            from vision.calibration import Calibration
+
+            reader: Any = BoardReader(profile, Calibration.load(cfg.calibration))
+            source = _open_source(cfg)
+        elif cfg.camera == "render":
+            from device.demo import Scene, calibrated_reader
+            from vision.render import BoardContents
+
+            profile, reader, conditions = calibrated_reader(cfg.board)
+            scene = Scene(profile, BoardContents.empty(profile), conditions)
+            source = _SceneSource(scene, fps=cfg.vision.fps)
+        else:
+            logger.error("camera %s needs a calibration ([table] calibration)", cfg.camera)
+            return None
+    except Exception as exc:  # no camera is not a reason to stop the clock
+        logger.error("camera not started: %s", exc)
+        return None
+    return VisionWorker(
+        source,
+        reader,
+        submit=program_submit,
+        frames_to_accept=cfg.vision.frames_to_accept,
+        motion_threshold=cfg.vision.motion_threshold,
+        jpeg_quality=cfg.vision.jpeg_quality,
+        evidence=cfg.evidence,
+    )
+
+
+def _open_source(cfg: Any) -> Any:
+    import importlib
+
+    sources = importlib.import_module("vision.sources")
+    opener = getattr(sources, "open_source", None)
+    if opener is None:
+        raise RuntimeError("vision.sources has no open_source()")
+    return opener(cfg.camera)
+
+
+class _SceneSource:
+    """Frames rendered from a scene, paced at ``fps`` (the desktop's camera)."""
+
+    def __init__(self, scene: Any, *, fps: float) -> None:
+        self.scene = scene
+        self.period = 1.0 / max(fps, 0.5)
+
+    def read(self) -> tuple[Any, int]:
+        time.sleep(self.period)
+        image = self.scene.photo()
+        return image, time.monotonic_ns()
+
+
+def run_table(
+    *,
+    config: str | None = None,
+    journal: str | None = None,
+    script: str | None = None,
+    stdout: IO[str] | None = None,
+) -> int:
+    """Run the table until ``quit`` (script), ``q`` (keyboard) or SIGTERM."""
+    from device.config import load_config
+
+    out = stdout if stdout is not None else sys.stdout
+    cfg = load_config(config)
+    journal_path = Path(journal) if journal is not None else cfg.journal
+    journal_path.parent.mkdir(parents=True, exist_ok=True)
+
+    def say(line: str) -> None:
+        print(line, file=out, flush=True)
+
+    program = TableProgram.open(
+        journal_path, players=cfg.players, rules=cfg.rules, clock=cfg.clock,
+        on_line=say if script is None else None,
+    )
+    try:
+        if script is not None:
+            return _run_script(program, script, out)
+        return _run_interactive(program, cfg, say)
+    finally:
+        program.close()
+
+
+def _run_script(program: TableProgram, script: str, out: IO[str]) -> int:
+    stream = sys.stdin if script == "-" else open(script, encoding="utf-8")  # noqa: SIM115
+    try:
+        print(f"ready {program.journal.last_seq}", file=out, flush=True)
+        for raw in stream:
+            words = raw.split()
+            if not words:
+                continue
+            cmd, args = words[0], words[1:]
+            if cmd == "quit":
+                break
+            if cmd == "press" and args:
+                program.press(int(args[0]))
+            elif cmd == "arbiter" and args:
+                program.arbiter(args[0])
+            elif cmd == "confirm":
+                checks = program.flow.checks()
+                if checks and checks[0] > 0:
+                    program.confirm_row_from_camera(program.flow.game.number, checks[0])
+            elif cmd == "status":
+                now = program.now_ns() + program.offset_ns
+                left = program.flow.remaining_ns(now)
+                print(f"status {program.flow.phase.value} {left[0]} {left[1]}", file=out, flush=True)
+                continue
+            else:
+                print(f"error unknown command {raw.strip()!r}", file=out, flush=True)
+                continue
+            program.step()
+            print(f"ack {program.journal.last_seq}", file=out, flush=True)
+    finally:
+        if stream is not sys.stdin:
+            stream.close()
+    return 0
+
+
+def _run_interactive(program: TableProgram, cfg: Any, say: Any) -> int:
+    from device.hardware import TableHardware, make_pin_factory
+    from device.watchdog import Watchdog
+
+    stop = threading.Event()
+    watchdog = Watchdog()
+    program.watchdog = watchdog
+    hardware = TableHardware(
+        cfg.pins, pin_factory=make_pin_factory("mock" if cfg.simulated else "default"), buzzer=cfg.buzzer
+    )
+    arbiter = ArbiterButton(program)
+    hardware.when_player_pressed = lambda player, at_ns: program.press(player, at_ns)
+    hardware.when_arbiter_pressed = arbiter.down
+    hardware.when_arbiter_short = arbiter.short
+    worker = _camera_worker(cfg, program.submit)
+    if worker is not None:
+        program.worker = worker
+        worker.on_camera = program._camera_changed
+        worker.start()
+    display_loop = _display_loop(cfg, program)
+    keyboard = None
+    if cfg.simulated:
+        from device.keyboard import KeyboardPins
+
+        keyboard = KeyboardPins(hardware, on_quit=stop.set, on_confirm=lambda: arbiter.short(time.monotonic_ns()))
+        keyboard.start()
+        say("keys: a / l player buttons, space arbiter, c confirm a row, q quit")
+    watchdog.ready("table running")
+    try:
+        while not stop.is_set():
+            program.step(timeout=0.02)
+            on_move = program.flow.on_move(program.now_ns() + program.offset_ns)
+            hardware.show_turn(on_move, paused=program.flow.paused)
+            if display_loop is not None:
+                display_loop.wake()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        watchdog.stopping()
+        if keyboard is not None:
+            keyboard.stop()
+        if display_loop is not None:
+            display_loop.stop()
+            display_loop.display.close()
+        hardware.close()
+        watchdog.close()
+    return 0
+
+
+def _display_loop(cfg: Any, program: TableProgram) -> Any:
+    try:
+        from device.display.devices import open_display
+        from device.display.loop import DisplayLoop
+
+        settings = cfg.display if not isinstance(cfg.display, dict) else "terminal"
+        display = open_display(settings)
+    except Exception as exc:  # the clock goes on without a display
+        logger.error("display not started: %s", exc)
+        return None
+    loop = DisplayLoop(display, program.display_model)
+    return loop.start()

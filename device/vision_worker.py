@@ -1,0 +1,324 @@
+"""The camera beside the clock: frames in, answers to the match flow's read requests out.
+
+The :class:`VisionWorker` reads frames from a source, reads each with the
+board reader, follows motion with :class:`vision.temporal.StableBoard`, and
+answers the requests of :meth:`rules.match_flow.MatchFlow.read_requests`:
+for a row confirmed by a press at ``t``, the answer is the first reading
+that stays the same, and still, over ``frames_to_accept`` frames all taken
+at or after ``t`` (so a peg moved before the press never counts, and one
+moved after it is seen moving). When no such reading comes within
+``give_up_frames`` frames, the answer is "unknown" or "occluded" and the
+row waits for the arbiter: the worker never guesses.
+
+It runs in a thread of its own (:meth:`start`) so that nothing it does can
+stall the clock; :meth:`feed` processes one frame synchronously, which is
+what the scripted demo and the tests use. Answers go to ``submit`` (the
+table program's queue) with the frame's JPEG as evidence.
+
+A source that raises (the camera unplugged) makes :attr:`camera_ok` False;
+the worker retries every ``retry_s`` and reading resumes when frames come
+back.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rules.match_flow import ReadRequest
+from vision.reading import EMPTY, BoardReading, RowReading
+from vision.temporal import StableBoard
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["FrameSource", "ReaderLike", "Submit", "VisionWorker"]
+
+Frame = NDArray[np.uint8]
+Submit = Callable[[str, Mapping[str, Any], int, bytes | None], None]
+"""``submit(kind, payload, at_ns, jpeg)``: hand an event to the table program."""
+
+
+class FrameSource(Protocol):
+    """Where frames come from: ``read()`` returns ``(bgr_frame, monotonic_ns)``
+    and raises (``OSError``, ``CameraUnavailableError``, ...) when the camera
+    is gone."""
+
+    def read(self) -> tuple[Frame, int]: ...
+
+
+class ReaderLike(Protocol):
+    """What the worker needs of :class:`vision.reader.BoardReader`."""
+
+    def read(self, frame: Frame, *, at_ns: int | None = None) -> BoardReading: ...
+
+
+@dataclass
+class _Progress:
+    value: tuple[object, ...] | None = None
+    count: int = 0
+    frames: int = 0
+    bad: str = "unknown"
+    best: RowReading | None = None
+
+
+def _row_value(row: RowReading, phase: str) -> tuple[object, ...] | None:
+    """The row's value when it may be judged for ``phase``, else None."""
+    if any(not h.is_certain or h.colour == EMPTY for h in row.holes):
+        return None
+    if phase == "guess":
+        return (row.guess,)
+    if not row.keys.is_certain:
+        return None
+    return (row.guess, row.keys.black, row.keys.white)
+
+
+def _secret_value(secret: tuple[Any, ...] | None) -> tuple[object, ...] | None:
+    if secret is None or any(not h.is_certain or h.colour == EMPTY for h in secret):
+        return None
+    return (tuple(h.colour for h in secret),)
+
+
+class VisionWorker:
+    """Answers the flow's read requests from camera frames (see the module doc)."""
+
+    def __init__(
+        self,
+        source: FrameSource | None,
+        reader: ReaderLike,
+        *,
+        submit: Submit,
+        frames_to_accept: int = 3,
+        give_up_frames: int = 12,
+        motion_threshold: float | None = None,
+        jpeg_quality: int = 85,
+        evidence: bool = True,
+        retry_s: float = 0.5,
+        on_camera: Callable[[bool, str], None] | None = None,
+    ) -> None:
+        self.source = source
+        self.reader = reader
+        self.submit = submit
+        self.frames_to_accept = max(1, frames_to_accept)
+        self.give_up_frames = max(self.frames_to_accept, give_up_frames)
+        self.stable = (
+            StableBoard(frames_to_accept=self.frames_to_accept)
+            if motion_threshold is None
+            else StableBoard(frames_to_accept=self.frames_to_accept, motion_threshold=motion_threshold)
+        )
+        self.jpeg_quality = jpeg_quality
+        self.evidence = evidence
+        self.retry_s = retry_s
+        self.on_camera = on_camera
+        self.camera_ok = True
+        self.camera_problem = ""
+        self.frames_read = 0
+        self.last_reading: BoardReading | None = None
+        self._lock = threading.Lock()
+        self._requests: tuple[tuple[ReadRequest, int], ...] = ()
+        self._progress: dict[tuple[int, int, str], _Progress] = {}
+        self._answered: set[tuple[int, int, str, int]] = set()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- requests ---------------------------------------------------------------
+
+    def set_requests(self, requests: Sequence[ReadRequest], offset_ns: int = 0) -> None:
+        """Replace the open requests. ``offset_ns`` maps the flow's continuous
+        time to this boot's monotonic stamps (``raw = continuous - offset``)."""
+        with self._lock:
+            self._requests = tuple((r, r.not_before_ns - offset_ns) for r in requests)
+            keys = {(r.game, r.row, r.phase) for r in requests}
+            for key in list(self._progress):
+                if key not in keys:
+                    del self._progress[key]
+
+    @property
+    def has_requests(self) -> bool:
+        """True while some request is not answered yet."""
+        with self._lock:
+            return any(
+                (r.game, r.row, r.phase, r.not_before_ns) not in self._answered
+                for r, _ in self._requests
+            )
+
+    # -- frames -----------------------------------------------------------------
+
+    def feed(self, frame: Frame, at_ns: int) -> BoardReading:
+        """Read one frame stamped ``at_ns`` and answer what it settles."""
+        reading = self.reader.read(frame, at_ns=at_ns)
+        self.stable.update(reading)
+        self.frames_read += 1
+        self.last_reading = reading
+        with self._lock:
+            requests = self._requests
+        for request, raw_not_before in requests:
+            key = (request.game, request.row, request.phase)
+            done_key = (*key, request.not_before_ns)
+            if done_key in self._answered or at_ns < raw_not_before:
+                continue
+            answer = self._advance(request, reading)
+            if answer is None:
+                continue
+            with self._lock:
+                self._answered.add(done_key)
+                self._progress.pop(key, None)
+            jpeg = self._jpeg(frame) if self.evidence and request.row >= 1 else None
+            answer["frame_ns"] = at_ns
+            self.submit("reading", answer, at_ns, jpeg)
+        return reading
+
+    def _advance(self, request: ReadRequest, reading: BoardReading) -> dict[str, Any] | None:
+        key = (request.game, request.row, request.phase)
+        with self._lock:
+            p = self._progress.setdefault(key, _Progress())
+        p.frames += 1
+        base: dict[str, Any] = {"game": request.game, "row": request.row, "phase": request.phase}
+        if reading.problem is not None:
+            p.value, p.count, p.bad = None, 0, "unknown"
+            return self._give_up(p, base, request)
+        if request.phase in ("secret", "secret_hidden"):
+            return self._advance_secret(p, request, reading, base)
+        row = reading.row(request.row)
+        moving = request.row in self.stable.moving_rows
+        value = None if moving else _row_value(row, request.phase)
+        if value is None:
+            p.value, p.count = None, 0
+            p.bad = "occluded" if moving or row.status == "occluded" else "unknown"
+            p.best = row
+            return self._give_up(p, base, request)
+        p.count = p.count + 1 if value == p.value else 1
+        p.value = value
+        p.best = row
+        if p.count < self.frames_to_accept:
+            return self._give_up(p, base, request)
+        return {**base, **self._row_payload(row), "status": "ok"}
+
+    def _advance_secret(
+        self, p: _Progress, request: ReadRequest, reading: BoardReading, base: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        shield = "closed" if request.phase == "secret_hidden" else "open"
+        base = {**base, "phase": "secret", "shield": shield}
+        value = _secret_value(reading.secret)
+        if value is None:
+            p.value, p.count = None, 0
+            if reading.secret is None and request.phase == "secret_hidden":
+                # The camera cannot see under the shield: nothing to store.
+                if p.frames >= self.frames_to_accept:
+                    return {**base, "code": None, "status": "hidden"}
+                return None
+            if reading.secret is None:
+                return None  # the shield is still closed: wait for it to open
+            p.bad = "unknown"
+            if p.frames >= self.give_up_frames and request.phase == "secret":
+                return {**base, "code": [h.colour for h in reading.secret], "status": "unknown"}
+            if p.frames >= self.give_up_frames:
+                return {**base, "code": None, "status": "unknown"}
+            return None
+        p.count = p.count + 1 if value == p.value else 1
+        p.value = value
+        if p.count < self.frames_to_accept:
+            return None
+        assert reading.secret is not None
+        return {
+            **base,
+            "code": [h.colour for h in reading.secret],
+            "confidence": [round(h.confidence, 4) for h in reading.secret],
+            "status": "ok",
+        }
+
+    def _give_up(
+        self, p: _Progress, base: dict[str, Any], request: ReadRequest
+    ) -> dict[str, Any] | None:
+        if p.frames < self.give_up_frames:
+            return None
+        payload = {**base, "status": p.bad}
+        if p.best is not None:
+            payload.update(self._row_payload(p.best))
+        return payload
+
+    @staticmethod
+    def _row_payload(row: RowReading) -> dict[str, Any]:
+        return {
+            "guess": list(row.guess),
+            "black": row.keys.black,
+            "white": row.keys.white,
+            "keys_status": row.keys.status,
+            "row_status": row.status,
+            "confidence": [round(h.confidence, 4) for h in row.holes],
+            "keys_confidence": round(row.keys.confidence, 4),
+        }
+
+    def _jpeg(self, frame: Frame) -> bytes | None:
+        import cv2
+
+        ok, buf = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, self.jpeg_quality])
+        return bytes(buf.tobytes()) if ok else None
+
+    # -- the thread -------------------------------------------------------------
+
+    def poll(self) -> bool:
+        """Read and process one frame from the source; False if the camera is gone."""
+        if self.source is None:
+            return False
+        try:
+            frame, at_ns = self.source.read()
+        except Exception as exc:  # any failure of the camera is "camera gone"
+            self._camera(False, str(exc) or type(exc).__name__)
+            return False
+        self._camera(True, "")
+        self.feed(frame, at_ns)
+        return True
+
+    def _camera(self, ok: bool, problem: str) -> None:
+        if ok == self.camera_ok:
+            return
+        self.camera_ok = ok
+        self.camera_problem = problem
+        if ok:
+            logger.warning("camera back")
+        else:
+            logger.error("camera gone: %s", problem)
+        if self.on_camera is not None:
+            self.on_camera(ok, problem)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                if not self.poll():
+                    self._stop.wait(self.retry_s)
+            except Exception:  # the worker must never die: the clock goes on regardless
+                logger.exception("vision worker: frame failed")
+                self._stop.wait(self.retry_s)
+
+    def start(self) -> None:
+        """Run :meth:`poll` in a daemon thread until :meth:`stop`."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="pegwatch-vision", daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop the thread (idempotent)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+        close = getattr(self.source, "close", None)
+        if callable(close):
+            close()
+
+
+def wait_for(predicate: Callable[[], bool], timeout_s: float, step_s: float = 0.01) -> bool:
+    """Poll ``predicate`` until true or ``timeout_s`` passes (tests, demo)."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(step_s)
+    return predicate()

@@ -1,0 +1,86 @@
+"""The game clock: pure, exact, integer nanoseconds, no hardware.
+
+``from rules.clock import Clock`` is the entry point; see ``docs/clock.md``.
+"""
+
+from __future__ import annotations
+
+from rules.clock.controls import (
+    DelayKind,
+    Overtime,
+    OvertimeKind,
+    Stage,
+    StageAdvance,
+    TimeControl,
+)
+from rules.clock.durations import (
+    NS_PER_MIN,
+    NS_PER_MS,
+    NS_PER_S,
+    ceil_div,
+    format_duration,
+    parse_duration,
+)
+from rules.clock.engine import (
+    DEFAULT_DEBOUNCE_NS,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    Clock,
+    ClockEvent,
+    ClockView,
+    PressOutcome,
+    StageExpiry,
+)
+from rules.clock.errors import (
+    ClockError,
+    ClockStateError,
+    DurationError,
+    InvalidPlayerError,
+    InvalidTimeControlError,
+    PresetFileError,
+    UnknownClockPresetError,
+)
+from rules.clock.presets import (
+    ClockPreset,
+    builtin_presets,
+    get_preset,
+    load_presets,
+    parse_presets,
+    preset_names,
+)
+
+__all__ = [
+    "DEFAULT_DEBOUNCE_NS",
+    "MAX_PLAYERS",
+    "MIN_PLAYERS",
+    "NS_PER_MIN",
+    "NS_PER_MS",
+    "NS_PER_S",
+    "Clock",
+    "ClockError",
+    "ClockEvent",
+    "ClockPreset",
+    "ClockStateError",
+    "ClockView",
+    "DelayKind",
+    "DurationError",
+    "InvalidPlayerError",
+    "InvalidTimeControlError",
+    "Overtime",
+    "OvertimeKind",
+    "PresetFileError",
+    "PressOutcome",
+    "Stage",
+    "StageAdvance",
+    "StageExpiry",
+    "TimeControl",
+    "UnknownClockPresetError",
+    "builtin_presets",
+    "ceil_div",
+    "format_duration",
+    "get_preset",
+    "load_presets",
+    "parse_duration",
+    "parse_presets",
+    "preset_names",
+]

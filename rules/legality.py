@@ -1,0 +1,94 @@
+"""Legal moves (seed 004, Rules of Competition 3.4 and 3.5).
+
+A guess is checked when it is confirmed, that is when the codebreaker
+presses the clock ("a move is confirmed once a player hits their clock").
+An illegal guess is reported, never silently accepted, and counted against
+the player who made it; what happens next is the arbiter's call (3.4).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from rules.codes import EMPTY, UNREAD
+from rules.errors import PegwatchError
+from rules.variants import Variant
+
+__all__ = ["IllegalGuessError", "IllegalMoveCounter", "check_guess", "colours_in"]
+
+
+class IllegalGuessError(PegwatchError):
+    """A guess (or a code) breaks the variant's rules; the message says how."""
+
+
+def colours_in(codes: Iterable[Sequence[str]]) -> frozenset[str]:
+    """The distinct peg colours (not counting blanks) in ``codes``."""
+    return frozenset(
+        peg for code in codes for peg in code if peg != EMPTY and peg not in UNREAD
+    )
+
+
+def check_guess(
+    guess: Sequence[str],
+    variant: Variant,
+    *,
+    colours_seen: Iterable[str] = (),
+    what: str = "guess",
+) -> None:
+    """Raise :class:`IllegalGuessError` unless ``guess`` is legal in ``variant``.
+
+    ``colours_seen`` are the colours already used in this game (earlier
+    rows, and the secret if known): a board of ``variant.colours`` colours
+    cannot show more distinct colours than that, so the first guess that
+    goes over is illegal (most likely a peg from another set, or a misread
+    colour name). Holes the reader could not read (``unknown``,
+    ``occluded``) are not a move at all and are not checked.
+    """
+    if len(guess) != variant.holes:
+        raise IllegalGuessError(
+            f"{what} has {len(guess)} pegs; the {variant.name} board has {variant.holes} holes"
+        )
+    blanks = [i + 1 for i, peg in enumerate(guess) if peg == EMPTY]
+    if blanks and not variant.blanks:
+        holes = ", ".join(str(h) for h in blanks)
+        raise IllegalGuessError(
+            f"{what} is incomplete: hole {holes} empty, and {variant.name} allows no blanks"
+        )
+    if not variant.repeats:
+        repeated = sorted(c for c, n in Counter(guess).items() if n > 1 and c not in UNREAD)
+        if repeated:
+            raise IllegalGuessError(
+                f"{what} repeats {repeated[0]!r}, and {variant.name} allows no repeated colours"
+            )
+    seen = set(colours_seen) - {EMPTY} - UNREAD
+    new = [
+        peg for peg in dict.fromkeys(guess) if peg != EMPTY and peg not in UNREAD and peg not in seen
+    ]
+    if len(seen) + len(new) > variant.colours:
+        raise IllegalGuessError(
+            f"{what} brings the colours used to {len(seen) + len(new)} "
+            f"({', '.join(sorted(seen | set(new)))}); {variant.name} has {variant.colours}"
+        )
+
+
+@dataclass
+class IllegalMoveCounter:
+    """Illegal moves counted per player (seed 004, 3.4: a second illegal move
+    calls the arbiter, so the count matters)."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def record(self, player: str) -> int:
+        """Count one illegal move by ``player``; return their total so far."""
+        self.counts[player] += 1
+        return self.counts[player]
+
+    def count(self, player: str) -> int:
+        """Illegal moves by ``player`` so far."""
+        return self.counts[player]
+
+    def needs_arbiter(self, player: str) -> bool:
+        """True from the player's second illegal move on (seed 004, 3.4)."""
+        return self.counts[player] >= 2

@@ -1,0 +1,483 @@
+"""Property tests for the clock against an independent tick-by-tick model.
+
+The model below charges time one nanosecond at a time, the naive way; the
+clock computes whole spans from stamps. For small integer times they must
+agree exactly, on every control, flag and arbiter action.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rules.clock import (
+    Clock,
+    ClockStateError,
+    DelayKind,
+    Overtime,
+    OvertimeKind,
+    PressOutcome,
+    Stage,
+    StageAdvance,
+    TimeControl,
+)
+
+# ----------------------------------------------------------------------
+# The reference model
+
+
+@dataclass
+class RefPlayer:
+    main: int
+    stage: int = 0
+    moves: int = 0
+    overtime: bool = False
+    periods_left: int = 0
+    period_left: int = 0
+    block_moves: int = 0
+    turn_used: int = 0
+    used: int = 0
+    flag_at: int | None = None
+
+
+@dataclass
+class Ref:
+    controls: list[TimeControl]
+    freeze: bool
+    skip: bool
+    players: list[RefPlayer] = field(default_factory=list)
+    started: bool = False
+    paused: bool = False
+    frozen: bool = False
+    on_move: int = 0
+    now: int = 0
+    flags: list[int] = field(default_factory=list)
+    flag_times: list[int] = field(default_factory=list)
+    running_units: int = 0
+
+    def __post_init__(self) -> None:
+        self.players = [RefPlayer(main=tc.stages[0].time_ns) for tc in self.controls]
+
+    @property
+    def finished(self) -> bool:
+        return self.frozen or all(p.flag_at is not None for p in self.players)
+
+    @property
+    def running(self) -> bool:
+        return self.started and not self.paused and not self.finished
+
+    def next_player(self, after: int) -> int | None:
+        n = len(self.players)
+        for k in range(1, n + 1):
+            j = (after + k) % n
+            if not self.skip or self.players[j].flag_at is None:
+                return j
+        return None
+
+    def tick(self) -> None:
+        """Charge one nanosecond to the running player."""
+        i = self.on_move
+        p = self.players[i]
+        stage = self.controls[i].stages[p.stage]
+        self.now += 1
+        self.running_units += 1
+        p.used += 1
+        in_delay = stage.delay_kind is DelayKind.US and p.turn_used < stage.delay_ns
+        p.turn_used += 1
+        if p.flag_at is None and not in_delay:
+            if p.overtime:
+                p.period_left -= 1
+            else:
+                p.main -= 1
+        self.resolve()
+
+    def resolve(self) -> None:
+        """Let whatever is due now happen: a stage added, overtime, a flag."""
+        while self.running:
+            i = self.on_move
+            p = self.players[i]
+            tc = self.controls[i]
+            stage = tc.stages[p.stage]
+            if p.flag_at is not None:
+                return
+            if stage.delay_kind is DelayKind.US and p.turn_used < stage.delay_ns:
+                return
+            ot = tc.overtime
+            if not p.overtime:
+                if p.main > 0:
+                    return
+                if tc.advance is StageAdvance.FLAG and p.stage + 1 < len(tc.stages):
+                    p.stage += 1
+                    p.main = tc.stages[p.stage].time_ns
+                    continue
+                if ot is not None:
+                    p.overtime = True
+                    p.periods_left = ot.periods
+                    p.period_left = ot.period_ns
+                    p.block_moves = 0
+                    continue
+            else:
+                assert ot is not None
+                if p.period_left > 0:
+                    return
+                if ot.kind is OvertimeKind.BYO_YOMI:
+                    p.periods_left -= 1
+                    if p.periods_left > 0:
+                        p.period_left = ot.period_ns
+                        continue
+            self.flag(i)
+
+    def flag(self, i: int) -> None:
+        self.players[i].flag_at = self.now
+        self.flags.append(i)
+        self.flag_times.append(self.now)
+        if self.freeze:
+            self.frozen = True
+        elif self.skip:
+            nxt = self.next_player(i)
+            if nxt is not None:
+                self.on_move = nxt
+                self.players[nxt].turn_used = 0
+
+    def advance_to(self, t: int) -> None:
+        self.resolve()
+        while self.now < t:
+            if self.running:
+                self.tick()
+            else:
+                self.now = t
+
+    def press(self, i: int) -> PressOutcome:
+        if not self.started:
+            return PressOutcome.NOT_STARTED
+        if self.finished:
+            return PressOutcome.FINISHED
+        if self.paused:
+            return PressOutcome.PAUSED
+        if i != self.on_move:
+            if self.skip and self.players[i].flag_at is not None:
+                return PressOutcome.FLAGGED
+            return PressOutcome.NOT_ON_MOVE
+        p = self.players[i]
+        tc = self.controls[i]
+        stage = tc.stages[p.stage]
+        p.moves += 1
+        if p.flag_at is None:
+            if not p.overtime:
+                if stage.delay_kind is DelayKind.BRONSTEIN:
+                    p.main += min(stage.delay_ns, p.turn_used)
+                p.main += stage.increment_ns
+                if tc.advance is StageAdvance.MOVES:
+                    total = 0
+                    for k, s in enumerate(tc.stages[:-1]):
+                        total += s.moves or 0
+                        if k == p.stage and p.moves >= total:
+                            p.stage += 1
+                            p.main += tc.stages[p.stage].time_ns
+            elif tc.overtime is not None and tc.overtime.kind is OvertimeKind.BYO_YOMI:
+                p.period_left = tc.overtime.period_ns
+            elif tc.overtime is not None:
+                p.block_moves += 1
+                if p.block_moves >= tc.overtime.moves:
+                    p.block_moves = 0
+                    p.period_left = tc.overtime.period_ns
+        p.turn_used = 0
+        nxt = self.next_player(i)
+        assert nxt is not None
+        self.on_move = nxt
+        self.players[nxt].turn_used = 0
+        return PressOutcome.ACCEPTED
+
+    def adjust(self, i: int, remaining: int, moves: int) -> None:
+        p = self.players[i]
+        p.moves = moves
+        p.main = remaining
+        p.overtime = False
+        p.periods_left = p.period_left = p.block_moves = 0
+        if p.flag_at is not None and remaining > 0:
+            everyone_out = self.finished and not self.frozen
+            k = self.flags.index(i)
+            del self.flags[k], self.flag_times[k]
+            p.flag_at = None
+            if self.frozen and not self.flags:
+                self.frozen, self.paused = False, True
+            elif everyone_out:
+                self.paused = True
+
+    def remaining(self) -> tuple[int, ...]:
+        return tuple(
+            0 if p.flag_at is not None else (p.period_left if p.overtime else p.main)
+            for p in self.players
+        )
+
+
+# ----------------------------------------------------------------------
+# Strategies
+
+durations = st.integers(min_value=1, max_value=25)
+
+
+@st.composite
+def controls(draw: st.DrawFn) -> TimeControl:
+    n_stages = draw(st.integers(min_value=1, max_value=3))
+    stages = []
+    for k in range(n_stages):
+        stages.append(
+            Stage(
+                draw(durations),
+                moves=None if k == n_stages - 1 else draw(st.integers(min_value=1, max_value=3)),
+                increment_ns=draw(st.integers(min_value=0, max_value=4)),
+                delay_ns=draw(st.integers(min_value=0, max_value=4)),
+                delay_kind=draw(st.sampled_from(DelayKind)),
+            )
+        )
+    overtime = draw(
+        st.none()
+        | st.builds(
+            Overtime,
+            st.sampled_from(OvertimeKind),
+            durations,
+            periods=st.integers(min_value=1, max_value=3),
+            moves=st.integers(min_value=1, max_value=3),
+        )
+    )
+    return TimeControl(
+        tuple(stages), advance=draw(st.sampled_from(StageAdvance)), overtime=overtime
+    )
+
+
+actions = st.lists(
+    st.tuples(
+        st.integers(min_value=0, max_value=12),  # gap before the action
+        st.sampled_from(["press", "press", "press", "press", "pause", "resume", "undo", "adjust"]),
+        st.integers(min_value=0, max_value=3),  # player (mod players), or adjusted time
+    ),
+    max_size=25,
+)
+
+T0 = 10_000  # arbitrary monotonic origin
+
+
+def outcome_time(who: int) -> int:
+    return 4 * who
+
+
+def run_both(tcs, freeze, skip, start_player, script, views):
+    clock = Clock(tcs, debounce_ns=0, freeze_at_flag=freeze, skip_flagged=skip)
+    effective: list[tuple[str, int, int, PressOutcome | None, int]] = []
+
+    def rebuild(eff):
+        ref = Ref(list(tcs), freeze, skip)
+        ref.now = T0
+        for kind, player, at, outcome, extra in eff:
+            ref.advance_to(at)
+            if kind == "start":
+                ref.started, ref.on_move = True, player
+            elif kind == "press" and outcome is PressOutcome.ACCEPTED:
+                ref.press(player)
+            elif kind == "pause" and ref.running:
+                ref.paused = True
+            elif kind == "resume" and ref.paused and not ref.finished:
+                ref.paused = False
+            elif kind == "adjust":
+                ref.adjust(player, extra, 2 * player)
+        return ref
+
+    ref = Ref(list(tcs), freeze, skip)
+    ref.now = T0
+    clock.start(start_player, T0)
+    ref.started, ref.on_move = True, start_player
+    effective.append(("start", start_player, T0, None, 0))
+    t = T0
+    for gap, kind, who in script:
+        t += gap
+        player = who % len(tcs)
+        ref.advance_to(t)
+        if kind == "press":
+            expected = ref.press(player)
+            assert clock.press(player, t) is expected
+            effective.append(("press", player, t, expected, 0))
+        elif kind == "pause":
+            if ref.running:
+                clock.pause(t)
+                ref.paused = True
+                effective.append(("pause", 0, t, None, 0))
+            else:
+                try:
+                    clock.pause(t)
+                except ClockStateError:
+                    pass
+                else:
+                    raise AssertionError("pause accepted when the model says it cannot")
+        elif kind == "resume":
+            if ref.paused and not ref.finished:
+                clock.resume(t)
+                ref.paused = False
+                effective.append(("resume", 0, t, None, 0))
+            else:
+                try:
+                    clock.resume(t)
+                except ClockStateError:
+                    pass
+                else:
+                    raise AssertionError("resume accepted when the model says it cannot")
+        elif kind == "adjust":
+            # who doubles as the new time: 0 lets a flag fall at once.
+            clock.adjust(player, remaining_ns=outcome_time(who), moves=2 * player, at_ns=t)
+            ref.adjust(player, outcome_time(who), 2 * player)
+            effective.append(("adjust", player, t, None, outcome_time(who)))
+        else:
+            idx = [k for k, e in enumerate(effective) if e[3] is PressOutcome.ACCEPTED]
+            if not idx:
+                try:
+                    clock.undo(t)
+                except ClockStateError:
+                    continue
+                raise AssertionError("undo accepted with nothing to undo")
+            clock.undo(t)
+            del effective[idx[-1]]
+            ref = rebuild(effective)
+            ref.advance_to(t)
+        for look in views:
+            compare(clock, ref, t + look)
+        compare(clock, ref, t)
+    return clock, ref, t
+
+
+def compare(clock: Clock, ref: Ref, t: int) -> None:
+    # Look ahead in a copy of the model so `ref` stays at the event time.
+    r = copy.deepcopy(ref)
+    r.advance_to(t)
+    v = clock.view(t)
+    assert v.remaining_ns == r.remaining(), (v, r)
+    assert v.flags == tuple(r.flags)
+    assert v.flag_times_ns == tuple(r.flag_times)
+    assert v.moves == tuple(p.moves for p in r.players)
+    assert v.stage == tuple(p.stage for p in r.players)
+    assert v.used_ns == tuple(p.used for p in r.players)
+    assert v.finished == r.finished
+    assert v.running == r.running
+    assert v.on_move == (None if r.finished else r.on_move)
+    assert sum(v.used_ns) == r.running_units
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tcs=st.integers(min_value=2, max_value=4).flatmap(
+        lambda n: st.lists(controls(), min_size=n, max_size=n)
+    ),
+    freeze=st.booleans(),
+    skip=st.booleans(),
+    start_player=st.integers(min_value=0, max_value=3),
+    script=actions,
+    views=st.lists(st.integers(min_value=0, max_value=40), max_size=2),
+)
+def test_clock_matches_tick_by_tick_model(tcs, freeze, skip, start_player, script, views) -> None:
+    run_both(tcs, freeze, skip, start_player % len(tcs), script, views)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    n=st.integers(min_value=2, max_value=4),
+    script=st.lists(
+        st.tuples(
+            st.integers(min_value=0, max_value=10**12),
+            st.sampled_from(["press", "press", "press", "pause", "resume", "undo"]),
+            st.integers(min_value=0, max_value=3),
+        ),
+        max_size=40,
+    ),
+)
+def test_charged_time_adds_up_to_running_span(n, script) -> None:
+    """For any presses, pauses and undos, the time charged to the players
+    adds up to the nanosecond to the span the clock ran, start to last event."""
+    huge = 10**18  # nobody flags
+    clock = Clock([TimeControl.fischer(huge, 7)] * n, debounce_ns=0)
+    t = start = 123_456_789
+    clock.start(0, t)
+    paused_total = 0
+    paused_since: int | None = None
+    for gap, kind, who in script:
+        t += gap
+        if kind == "press":
+            clock.press(who % n, t)
+        elif kind == "pause" and paused_since is None:
+            clock.pause(t)
+            paused_since = t
+        elif kind == "resume" and paused_since is not None:
+            clock.resume(t)
+            paused_total += t - paused_since
+            paused_since = None
+        elif kind == "undo":
+            with contextlib.suppress(ClockStateError):
+                clock.undo(t)
+    running_end = t if paused_since is None else paused_since
+    v = clock.view(t)
+    assert sum(v.used_ns) == running_end - start - paused_total
+    # The books balance the other way too: time left = given - used.
+    given_ = [huge + 7 * m for m in v.moves]
+    assert [g - u for g, u in zip(given_, v.used_ns, strict=True)] == list(v.remaining_ns)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    tcs=st.lists(controls(), min_size=2, max_size=2),
+    freeze=st.booleans(),
+    script=actions,
+)
+def test_replay_and_looking_change_nothing(tcs, freeze, script) -> None:
+    a = Clock(tcs, debounce_ns=0, freeze_at_flag=freeze)
+    t = T0
+    a.start(0, t)
+    for gap, kind, who in script:
+        t += gap
+        a.view(t + 17)  # a display peeking ahead must not matter
+        a.next_change_ns(t, resolution_ns=3)
+        try:
+            if kind == "press":
+                a.press(who % 2, t)
+            elif kind == "pause":
+                a.pause(t)
+            elif kind == "resume":
+                a.resume(t)
+            else:
+                a.undo(t)
+        except ClockStateError:
+            pass
+    b = Clock.replay(tcs, a.events, debounce_ns=0, freeze_at_flag=freeze)
+    for look in (0, 5, 50):
+        assert a.view(t + look) == b.view(t + look)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    tc=controls(),
+    gap=st.integers(min_value=0, max_value=30),
+    res=st.integers(min_value=1, max_value=7),
+)
+def test_next_change_is_exactly_when_the_display_changes(tc, gap, res) -> None:
+    def shown(v):
+        return (
+            tuple(-(-r // res) for r in v.remaining_ns),
+            tuple(-(-d // res) for d in v.delay_left_ns),
+            v.flags,
+            v.stage,
+            v.overtime,
+        )
+
+    c = Clock([tc, tc], debounce_ns=0)
+    c.start(0, T0)
+    t = T0 + gap
+    nxt = c.next_change_ns(t, resolution_ns=res)
+    if nxt is None:
+        assert not c.view(t).running
+        return
+    assert nxt > t
+    now = shown(c.view(t))
+    for u in range(t, nxt):
+        assert shown(c.view(u)) == now
+    assert shown(c.view(nxt)) != now

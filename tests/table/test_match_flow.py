@@ -1,0 +1,175 @@
+"""The pure MSO match flow: presses, readings and arbiter actions in, verdicts out."""
+
+from __future__ import annotations
+
+from rules.codes import score
+from rules.match_flow import MatchFlow, Phase, RowState, replay_events
+from rules.record import Role
+
+S = 1_000_000_000
+SECRET = ("red", "green", "blue", "yellow")
+
+
+class Script:
+    """Builds an event list the way the table journals it."""
+
+    def __init__(self, players=("Ann", "Bob")):
+        self.flow = MatchFlow(players)
+        self.t = 10 * S
+        self.events: list[tuple[str, dict, int]] = []
+        self.lines: list[str] = []
+        self.verdicts: list[dict] = []
+
+    def ev(self, kind, dt=S, **payload):
+        self.t += dt
+        self.events.append((kind, payload, self.t))
+        out = self.flow.apply(kind, payload, self.t)
+        self.lines.extend(out.lines)
+        self.verdicts.extend(out.verdicts)
+        for v in out.verdicts:
+            self.events.append(("verdict", v, self.t))
+        return out
+
+    def press(self, seat, dt=S):
+        return self.ev("press", dt, player=seat)
+
+    def read(self, game, row, phase, guess, black=0, white=0, status="ok"):
+        return self.ev(
+            "reading",
+            100_000_000,
+            game=game,
+            row=row,
+            phase=phase,
+            guess=list(guess),
+            black=black,
+            white=white,
+            status=status,
+        )
+
+    def secret(self, game, code, shield, status="ok"):
+        return self.ev(
+            "reading",
+            100_000_000,
+            game=game,
+            row=0,
+            phase="secret",
+            code=list(code),
+            shield=shield,
+            status=status,
+        )
+
+    def row(self, game, maker, breaker, guess, marks=None, secret=SECRET):
+        g = self.flow.game
+        self.press(breaker)
+        self.read(game, len(g.rows), "guess", guess)
+        b, w = marks if marks is not None else score(secret, guess)
+        self.press(maker)
+        self.read(game, len(g.rows), "marks", guess, b, w)
+
+
+def test_game_solved_then_roles_swap_and_match_result():
+    s = Script()
+    s.press(1)  # Bob is not the codemaker of game 1: ignored
+    assert s.flow.phase is Phase.SETUP
+    s.press(0)
+    s.secret(1, SECRET, "closed")
+    assert s.flow.phase is Phase.GUESS
+    assert s.flow.on_move(s.t) == 1
+    s.row(1, 0, 1, ("red", "red", "green", "green"))
+    s.row(1, 0, 1, SECRET)
+    assert s.flow.phase is Phase.REVEAL
+    # The secret is never in a line before it is revealed.
+    assert not any("secret red" in line for line in s.lines)
+    s.secret(1, SECRET, "open")
+    assert s.flow.phase is Phase.GAME_OVER
+    assert s.flow.games[0].verdict.attempts == 2
+    # Game 2: Bob is codemaker now.
+    s.press(1)
+    assert s.flow.phase is Phase.GUESS and s.flow.game.codemaker == 1
+    code2 = ("pink", "pink", "orange", "white")
+    for guess in (("red", "red", "red", "red"), ("pink", "orange", "white", "pink"), code2):
+        s.row(2, 1, 0, guess, secret=code2)
+    s.secret(2, code2, "open")
+    assert s.flow.phase is Phase.MATCH_OVER
+    mv = s.flow.match_verdict
+    assert mv.attempts == {"Bob": 2, "Ann": 3}
+    assert mv.vp == {"Ann": 0.0, "Bob": 1.0}
+
+
+def test_mismark_caught_exactly_when_secret_seen():
+    s = Script()
+    s.press(0)
+    s.secret(1, SECRET, "closed")
+    s.row(1, 0, 1, ("red", "red", "green", "green"))
+    s.row(1, 0, 1, ("blue", "yellow", "red", "green"), marks=(1, 2))  # truly 0B4W
+    kinds = [v["what"] for v in s.verdicts]
+    assert "mismark" in kinds
+    mis = next(v for v in s.verdicts if v["what"] == "mismark")
+    assert mis["row"] == 2 and mis["attempts"] == 3
+    assert s.flow.phase is Phase.REVEAL
+    # The clock stopped at the mis-marked row's press.
+    frozen = s.flow.remaining_ns(s.t)
+    assert frozen == s.flow.remaining_ns(s.t + 60 * S)
+
+
+def test_uncertain_reading_never_accuses_and_waits_for_arbiter():
+    s = Script()
+    s.press(0)
+    s.secret(1, SECRET, "closed")
+    s.press(1)
+    s.read(1, 1, "guess", ("red", "red", "green", "green"))
+    s.press(0)
+    # A hand over the row: the marks reading is occluded, with wrong counts.
+    s.read(1, 1, "marks", ("red", "red", "green", "green"), 4, 0, status="occluded")
+    assert s.flow.checks() == (1,)
+    assert not any(v["what"] == "mismark" for v in s.verdicts)
+    assert s.flow.game.rows[0].marks_state is RowState.CHECK
+    s.ev("arbiter", action="confirm_row", game=1, row=1, black=1, white=1, by="arbiter")
+    assert s.flow.checks() == ()
+    assert any(v["what"] == "row" and v["row"] == 1 for v in s.verdicts)
+    assert not any(v["what"] == "mismark" for v in s.verdicts)
+
+
+def test_codebreaker_flag_ends_game_with_failure_attempts():
+    s = Script()
+    s.press(0)
+    s.row(1, 0, 1, ("red", "red", "green", "green"))
+    # 8 minutes pass: the press after the flag is the flag.
+    s.press(1, dt=9 * 60 * S)
+    assert s.flow.game.timeout is Role.CODEBREAKER
+    assert s.flow.remaining_ns(s.t)[1] == 0
+    s.secret(1, SECRET, "open")
+    assert s.flow.games[0].verdict.attempts == 13
+
+
+def test_restart_pauses_until_arbiter_resumes():
+    s = Script()
+    s.press(0)
+    s.press(1)
+    before = s.flow.remaining_ns(s.t)
+    s.ev("boot", dt=5 * S)
+    assert s.flow.paused and s.flow.awaiting_resume
+    assert s.flow.remaining_ns(s.t + 100 * S) == s.flow.remaining_ns(s.t)
+    s.press(0)  # ignored while paused
+    assert s.flow.phase is Phase.MARKS
+    s.ev("arbiter", action="resume")
+    assert not s.flow.paused
+    assert s.flow.remaining_ns(s.t)[0] == before[0] - 5 * S  # charged up to the boot only
+
+
+def test_replay_reaches_the_same_verdicts():
+    s = Script()
+    s.press(0)
+    s.secret(1, SECRET, "closed")
+    s.row(1, 0, 1, ("red", "red", "green", "green"))
+    s.row(1, 0, 1, ("blue", "yellow", "red", "green"), marks=(1, 2))
+    s.secret(1, SECRET, "open")
+    pairs = replay_events(MatchFlow(("Ann", "Bob")), s.events)
+    assert pairs and all(a == b for a, b in pairs)
+    # A tampered verdict is caught.
+    tampered = [
+        (k, dict(p, row=99) if k == "verdict" and p.get("what") == "mismark" else p, t)
+        for k, p, t in s.events
+    ]
+    pairs = replay_events(MatchFlow(("Ann", "Bob")), tampered)
+    assert any(a != b for a, b in pairs)

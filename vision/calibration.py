@@ -1,0 +1,436 @@
+"""Per-table calibration: how to find the board, and what its colours look like.
+
+A table installer photographs the board once or a few times with known
+contents (a truth file in the game-record JSON of ``pegwatch judge``) and
+runs ``pegwatch calibrate``. :func:`calibrate` then
+
+* picks the localisation: fixed corners when given (with the reference
+  the board-moved check compares against), else ArUco markers, else best
+  effort;
+* measures the board's plastic (the light reference every later frame is
+  normalised to);
+* collects normalised CIELAB samples of every code hole (by the truth's
+  colours, "empty" for empty holes, "shield" for a closed shield over the
+  secret row) and every key hole, and fits the two colour models.
+
+Key pegs sit in any order, so the truth only gives their counts; each row's
+key holes are assigned to classes by the most likely arrangement with those
+counts (first under the code-peg colours of the same names, then under the
+key model itself).
+
+The calibration file is JSON (see :meth:`Calibration.to_dict`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rules.errors import PegwatchError
+from vision.colour import ColourModel, ColourModelError
+from vision.profile import BoardProfile, load_profile
+from vision.reader import BoardSampler
+from vision.reading import EMPTY, BoardReading
+
+logger = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+SHIELD = "shield"
+METHODS = ("markers", "corners", "best-effort")
+
+
+class CalibrationError(PegwatchError):
+    """A calibration cannot be made or loaded; the message says why and where."""
+
+
+@dataclass(frozen=True, eq=False)
+class Calibration:
+    """One table's calibration (JSON file; see :meth:`to_dict`)."""
+
+    profile: str
+    method: str
+    corners_px: tuple[tuple[float, float], ...] | None
+    reference: Any
+    px_per_mm: float
+    plastic_linear: tuple[float, float, float]
+    code_model: ColourModel
+    key_model: ColourModel
+    image_size: tuple[int, int] | None = None
+
+    def localiser(self, profile: BoardProfile) -> Any:
+        """A fresh localiser of the calibrated kind for ``profile``."""
+        from vision import localise
+
+        if self.method == "markers":
+            return localise.MarkerLocaliser(profile)
+        if self.method == "corners":
+            if self.corners_px is None:
+                raise CalibrationError("calibration uses corners but has none")
+            return localise.FixedCornersLocaliser(
+                profile, np.array(self.corners_px, dtype=np.float64), reference=_reference_in(self.reference)
+            )
+        return localise.BestEffortLocaliser(profile)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return {
+            "format": "pegwatch-calibration",
+            "version": FORMAT_VERSION,
+            "profile": self.profile,
+            "localisation": {
+                "method": self.method,
+                "corners_px": None if self.corners_px is None else [list(c) for c in self.corners_px],
+                "reference": _reference_out(self.reference),
+            },
+            "px_per_mm": self.px_per_mm,
+            "plastic_linear_bgr": list(self.plastic_linear),
+            "image_size": None if self.image_size is None else list(self.image_size),
+            "code_model": self.code_model.to_dict(),
+            "key_model": self.key_model.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, where: str = "calibration") -> Calibration:
+        """Parse :meth:`to_dict`'s form; errors name ``where`` and the key."""
+        if not isinstance(data, Mapping) or data.get("format") != "pegwatch-calibration":
+            raise CalibrationError(f"{where}: not a pegwatch calibration file (no \"format\": \"pegwatch-calibration\")")
+        key = "?"
+        try:
+            key = "version"
+            if int(data["version"]) != FORMAT_VERSION:
+                raise CalibrationError(f"{where}: version {data['version']} is not {FORMAT_VERSION}")
+            key = "profile"
+            profile = str(data["profile"])
+            key = "localisation.method"
+            loc = data["localisation"]
+            method = str(loc["method"])
+            if method not in METHODS:
+                raise CalibrationError(f"{where}: {key}: {method!r} is not one of {', '.join(METHODS)}")
+            key = "localisation.corners_px"
+            raw_corners = loc.get("corners_px")
+            corners = None
+            if raw_corners is not None:
+                corners = tuple((float(x), float(y)) for x, y in raw_corners)
+                if len(corners) != 4:
+                    raise CalibrationError(f"{where}: {key}: needs 4 corners, has {len(corners)}")
+            key = "px_per_mm"
+            ppm = float(data["px_per_mm"])
+            if not 0.5 <= ppm <= 20:
+                raise CalibrationError(f"{where}: {key}: {ppm} is not in 0.5..20")
+            key = "plastic_linear_bgr"
+            pl = tuple(float(v) for v in data["plastic_linear_bgr"])
+            if len(pl) != 3 or min(pl) <= 0:
+                raise CalibrationError(f"{where}: {key}: needs three positive numbers")
+            key = "image_size"
+            size = data.get("image_size")
+            image_size = None if size is None else (int(size[0]), int(size[1]))
+            key = "code_model"
+            code = ColourModel.from_dict(data["code_model"], where=f"{where}: code_model")
+            key = "key_model"
+            keys = ColourModel.from_dict(data["key_model"], where=f"{where}: key_model")
+        except CalibrationError:
+            raise
+        except ColourModelError as exc:
+            raise CalibrationError(str(exc)) from None
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CalibrationError(f"{where}: {key}: missing or malformed ({exc!s})") from None
+        return cls(
+            profile=profile,
+            method=method,
+            corners_px=corners,
+            reference=loc.get("reference"),
+            px_per_mm=ppm,
+            plastic_linear=(pl[0], pl[1], pl[2]),
+            code_model=code,
+            key_model=keys,
+            image_size=image_size,
+        )
+
+    def save(self, path: str | Path) -> None:
+        """Write the JSON file."""
+        Path(path).write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> Calibration:
+        """Read a calibration file; a bad file is a :class:`CalibrationError` naming it."""
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise CalibrationError(f"{p}: calibration file not found") from None
+        except UnicodeDecodeError:
+            raise CalibrationError(f"{p}: not a text (JSON) file") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CalibrationError(f"{p}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        return cls.from_dict(data, where=str(p))
+
+    def load_profile(self) -> BoardProfile:
+        """The board profile this calibration was made for."""
+        return load_profile(self.profile)
+
+
+def _reference_out(ref: Any) -> Any:
+    if ref is None:
+        return None
+    if hasattr(ref, "to_dict"):
+        return ref.to_dict()
+    if isinstance(ref, np.ndarray):
+        return ref.tolist()
+    return ref
+
+
+def _reference_in(ref: Any) -> Any:
+    from vision import localise
+
+    if ref is None:
+        return None
+    parse = getattr(localise, "reference_from_dict", None)
+    if parse is not None:
+        return parse(ref)
+    return ref
+
+
+# --- fitting ---------------------------------------------------------------------
+
+
+def truth_from_record(record: Mapping[str, Any], profile: BoardProfile, *, where: str) -> BoardReading:
+    """Parse and check a truth record against ``profile``."""
+    truth = BoardReading.from_record(
+        record, holes=profile.holes, board_rows=profile.rows, keys_per_row=profile.key_holes, where=where
+    )
+    allowed = set(profile.palette) | {EMPTY}
+    for row in truth.rows:
+        for j, h in enumerate(row.holes):
+            if h.colour not in allowed:
+                raise CalibrationError(
+                    f"{where}: rows[{row.row - 1}].guess[{j}]: {h.colour!r} is not in the "
+                    f"{profile.name} palette ({', '.join(profile.palette)}) or 'empty'"
+                )
+    if truth.secret is not None:
+        for j, h in enumerate(truth.secret):
+            if h.colour not in allowed:
+                raise CalibrationError(f"{where}: secret[{j}]: {h.colour!r} is not in the palette")
+    return truth
+
+
+def calibrate(
+    images: Sequence[NDArray[np.uint8]],
+    truths: Sequence[BoardReading],
+    profile: BoardProfile,
+    corners: Sequence[tuple[float, float]] | None = None,
+    *,
+    px_per_mm: float | None = None,
+    names: Sequence[str] | None = None,
+) -> Calibration:
+    """Fit a calibration from images of known contents (one truth per image).
+
+    ``names`` label the images in error messages (file names).
+    """
+    from vision import localise
+
+    if not images:
+        raise CalibrationError("calibration needs at least one image")
+    if len(truths) != len(images):
+        raise CalibrationError(f"{len(images)} images but {len(truths)} truth records")
+    labels = list(names) if names is not None else [f"image {i + 1}" for i in range(len(images))]
+    ppm = float(px_per_mm if px_per_mm is not None else localise.RECT_PX_PER_MM)
+
+    method: str
+    reference: Any = None
+    corners_px: tuple[tuple[float, float], ...] | None = None
+    if corners is not None:
+        if len(corners) != 4:
+            raise CalibrationError(f"--corners needs 4 points, got {len(corners)}")
+        corners_px = tuple((float(x), float(y)) for x, y in corners)
+        method = "corners"
+        make_ref = getattr(localise, "make_reference", None)
+        if make_ref is not None:
+            reference = make_ref(profile, np.array(corners_px, dtype=np.float64), images[0])
+        loc_obj: Any = localise.FixedCornersLocaliser(
+            profile, np.array(corners_px, dtype=np.float64), reference=reference
+        )
+    else:
+        marker_loc = localise.MarkerLocaliser(profile)
+        if marker_loc.locate(images[0]).ok:
+            method, loc_obj = "markers", marker_loc
+        else:
+            logger.warning("markers not found in %s; using best-effort localisation", labels[0])
+            method, loc_obj = "best-effort", localise.BestEffortLocaliser(profile)
+
+    rects: list[NDArray[np.uint8]] = []
+    for img, label in zip(images, labels, strict=True):
+        loc = loc_obj.locate(img)
+        if not loc.ok:
+            raise CalibrationError(f"{label}: board not found ({loc.problem or 'localisation failed'})")
+        rects.append(localise.rectify(img, loc, px_per_mm=ppm))
+    plastic, code_model, key_model = fit_colours(rects, truths, profile, ppm, names=labels)
+    h, w = images[0].shape[:2]
+    return Calibration(
+        profile=profile.name,
+        method=method,
+        corners_px=corners_px,
+        reference=reference,
+        px_per_mm=ppm,
+        plastic_linear=plastic,
+        code_model=code_model,
+        key_model=key_model,
+        image_size=(int(w), int(h)),
+    )
+
+
+#: Floors of the colour models (see ColourModel.fit): standard deviations of
+#: (L, a, b, ring L); the lightness spread relative to L; the fraction of
+#: mixing with the plastic around a peg. Key pegs are small, so more of
+#: their pixels mix with the plastic.
+CODE_FLOOR = (3.0, 2.5, 2.5, 4.0)
+KEY_FLOOR = (4.0, 3.0, 3.0, 5.0)
+RELATIVE_L_SIGMA = 0.06
+CODE_MIX = 0.15
+KEY_MIX = 0.25
+CODE_GLARE = 0.08
+KEY_GLARE = 0.12
+#: Glare moves the disc towards the light's white and leaves the ring be.
+GLARE_TOWARDS = (100.0, 0.0, 0.0, float("nan"))
+
+
+def fit_colours(
+    rects: Sequence[NDArray[np.uint8]],
+    truths: Sequence[BoardReading],
+    profile: BoardProfile,
+    px_per_mm: float,
+    *,
+    names: Sequence[str] | None = None,
+) -> tuple[tuple[float, float, float], ColourModel, ColourModel]:
+    """Fit the plastic reference and the code and key models from rectified boards."""
+    from vision.colour import linear_bgr_to_lab
+
+    labels = list(names) if names is not None else [f"image {i + 1}" for i in range(len(rects))]
+    sampler = BoardSampler(profile, px_per_mm)
+    first = [sampler.features(r, None) for r in rects]
+    plastic = np.exp(np.mean([np.log(f.plastic_linear) for f in first], axis=0))
+    feats = [sampler.features(r, plastic) for r in rects]
+
+    code_samples: dict[str, list[NDArray[np.float64]]] = {}
+    key_rows: list[tuple[NDArray[np.float64], int, int]] = []
+    for f, truth, label in zip(feats, truths, labels, strict=True):
+        for row in truth.rows:
+            r = row.row - 1
+            if not all(f.cell_ok[list(sampler.row_cells[r])]):
+                logger.warning("%s: row %d looks covered; not used for calibration", label, row.row)
+                continue
+            for j, h in enumerate(row.holes):
+                i = r * profile.holes + j
+                if f.code_clipped is None or not f.code_clipped[i]:
+                    code_samples.setdefault(h.colour, []).append(f.code[i])
+            ks = slice(r * profile.key_holes, (r + 1) * profile.key_holes)
+            key_rows.append((f.keys[ks], row.keys.black, row.keys.white))
+        base = profile.rows * profile.holes
+        if truth.secret is not None:
+            for j, h in enumerate(truth.secret):
+                code_samples.setdefault(h.colour, []).append(f.code[base + j])
+        elif profile.shield_mm is not None:
+            for j in range(profile.holes):
+                code_samples.setdefault(SHIELD, []).append(f.code[base + j])
+
+    missing = [c for c in (*profile.palette, EMPTY) if c not in code_samples]
+    if missing:
+        raise CalibrationError(
+            f"the calibration images never show {', '.join(missing)}: the table cannot read a "
+            f"colour it never saw; add an image (with its truth) where each appears"
+        )
+    lab = linear_bgr_to_lab(plastic)
+    towards = [float(lab[0]), float(lab[1]), float(lab[2]), float(lab[0])]
+    code_model = ColourModel.fit(
+        {k: np.array(v) for k, v in code_samples.items()},
+        floor_sigma=CODE_FLOOR,
+        relative_sigma=RELATIVE_L_SIGMA,
+        mix_towards=towards,
+        mix_fraction=CODE_MIX,
+        glare_towards=GLARE_TOWARDS,
+        glare_fraction=CODE_GLARE,
+    )
+    key_model = _fit_keys(key_rows, profile, code_model, towards)
+    return (float(plastic[0]), float(plastic[1]), float(plastic[2])), code_model, key_model
+
+
+def _fit_keys(
+    key_rows: Sequence[tuple[NDArray[np.float64], int, int]],
+    profile: BoardProfile,
+    code_model: ColourModel,
+    towards: Sequence[float],
+) -> ColourModel:
+    place, colour = profile.right_place_key, profile.right_colour_key
+    classes = (place, colour, EMPTY)
+    counts = {c: 0 for c in classes}
+    for _, b, w in key_rows:
+        counts[place] += b
+        counts[colour] += w
+        counts[EMPTY] += profile.key_holes - b - w
+    missing = [c for c in classes if counts[c] == 0]
+    if missing:
+        what = {place: f"a {place} key peg", colour: f"a {colour} key peg", EMPTY: "an empty key hole"}
+        raise CalibrationError(
+            "the calibration images never show " + " or ".join(what[c] for c in missing)
+            + "; add a row marked with it"
+        )
+    # Start from the code-peg colours of the same names where the palette
+    # has them; else from rows whose key holes are all of one class.
+    means: dict[str, NDArray[np.float64]] = {}
+    for c in classes:
+        if c in code_model.names:
+            means[c] = code_model.means[code_model.index(c)]
+    k = profile.key_holes
+    for c in classes:
+        if c in means:
+            continue
+        pure = [lab for lab, b, w in key_rows if (c == place and b == k) or (c == colour and w == k)
+                or (c == EMPTY and b + w == 0)]
+        if not pure:
+            raise CalibrationError(
+                f"cannot learn the {c} key colour: it is not a code colour of {profile.name}; "
+                f"add a calibration row whose key holes all hold {c}"
+            )
+        means[c] = np.median(np.concatenate(pure), axis=0)
+    model = ColourModel.fit({c: means[c][None, :] for c in classes}, floor_sigma=(8.0, 8.0, 8.0, 8.0))
+    for _ in range(3):
+        samples: dict[str, list[NDArray[np.float64]]] = {c: [] for c in classes}
+        for lab, b, w in key_rows:
+            labels = _best_arrangement(model, lab, classes, (b, w, k - b - w))
+            for x, lbl in zip(lab, labels, strict=True):
+                samples[lbl].append(x)
+        model = ColourModel.fit(
+            {c: np.array(v) for c, v in samples.items() if v},
+            floor_sigma=KEY_FLOOR,
+            relative_sigma=RELATIVE_L_SIGMA,
+            mix_towards=towards,
+            mix_fraction=KEY_MIX,
+            glare_towards=GLARE_TOWARDS,
+            glare_fraction=KEY_GLARE,
+        )
+    return model
+
+
+def _best_arrangement(
+    model: ColourModel, lab: NDArray[np.float64], classes: Sequence[str], counts: Sequence[int]
+) -> tuple[str, ...]:
+    d2 = model.distances2(lab)  # (k, classes)
+    col = [model.index(c) for c in classes]
+    pool = [c for c, n in zip(range(len(classes)), counts, strict=True) for _ in range(n)]
+    best: tuple[int, ...] | None = None
+    best_cost = np.inf
+    for perm in set(itertools.permutations(pool)):
+        cost = sum(d2[i, col[c]] for i, c in enumerate(perm))
+        if cost < best_cost:
+            best, best_cost = perm, cost
+    assert best is not None
+    return tuple(classes[c] for c in best)

@@ -1,0 +1,125 @@
+"""The ``--debug`` overlay: the grid and what was read, drawn on the frame.
+
+An installer checks a table at a glance: every hole gets a circle in the
+colour read and a short label; unknown holes get a red box, occluded rows
+are hatched, and the board outline shows where the localiser put the board.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from vision.profile import BoardProfile
+from vision.reading import EMPTY, OCCLUDED, ROW_OCCLUDED, UNKNOWN, BoardReading
+
+logger = logging.getLogger(__name__)
+
+#: Drawing colours (BGR) for the colour names the renderer knows.
+_SWATCH: dict[str, tuple[int, int, int]] = {
+    "red": (40, 40, 220),
+    "orange": (0, 140, 255),
+    "yellow": (0, 230, 240),
+    "green": (60, 180, 40),
+    "blue": (220, 90, 30),
+    "purple": (160, 50, 130),
+    "pink": (180, 120, 250),
+    "brown": (40, 70, 120),
+    "cyan": (230, 220, 0),
+    "white": (250, 250, 250),
+    "black": (20, 20, 20),
+}
+
+
+def abbreviation(colour: str) -> str:
+    """Two or three letters for a colour name; '?' unknown, '#' occluded, '.' empty."""
+    if colour == UNKNOWN:
+        return "?"
+    if colour == OCCLUDED:
+        return "#"
+    if colour == EMPTY:
+        return "."
+    special = {"black": "Bk", "blue": "Bl", "brown": "Br", "purple": "Pu", "pink": "Pk"}
+    return special.get(colour, colour[:2].capitalize())
+
+
+def _project(board_to_image: NDArray[np.float64], pts_mm: NDArray[np.float64]) -> NDArray[np.float64]:
+    p = cv2.perspectiveTransform(pts_mm.reshape(-1, 1, 2).astype(np.float64), board_to_image)
+    return np.asarray(p.reshape(-1, 2), dtype=np.float64)
+
+
+def draw_debug(
+    frame: NDArray[np.uint8],
+    profile: BoardProfile,
+    reading: BoardReading,
+    localisation: Any,
+) -> NDArray[np.uint8]:
+    """A copy of ``frame`` with the grid and the reading drawn on it."""
+    out = frame.copy()
+    h_img = getattr(localisation, "image_to_board", None) if localisation is not None else None
+    if h_img is None or reading.problem is not None:
+        msg = reading.problem or "board not located"
+        cv2.putText(out, msg, (20, 40), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (0, 0, 255), 2, cv2.LINE_AA)
+        return out
+    b2i = np.linalg.inv(np.asarray(h_img, dtype=np.float64))
+    corners = _project(b2i, np.array(profile.corners_mm(), dtype=np.float64))
+    cv2.polylines(out, [np.rint(corners).astype(np.int32)], True, (0, 255, 255), 2, cv2.LINE_AA)
+    scale = float(np.linalg.norm(corners[1] - corners[0]) / profile.size_mm[0])  # px per mm
+    r_code = max(int(profile.code_hole_diameter_mm / 2 * scale), 3)
+    r_key = max(int(profile.key_hole_diameter_mm / 2 * scale), 2)
+    font = cv2.FONT_HERSHEY_SIMPLEX
+    fscale = max(0.25, 0.09 * r_code)
+
+    for row in reading.rows:
+        if row.status == ROW_OCCLUDED:
+            x, y, w, h = profile.row_box_mm(row.row)
+            box = _project(b2i, np.array([(x, y), (x + w, y), (x + w, y + h), (x, y + h)], dtype=np.float64))
+            _hatch(out, box)
+            continue
+        pts = _project(b2i, np.array(profile.hole_centres_mm(row.row), dtype=np.float64))
+        for (px, py), hole in zip(pts, row.holes, strict=True):
+            _draw_hole(out, (int(px), int(py)), r_code, hole.colour, font, fscale)
+        kpts = _project(b2i, np.array(profile.key_centres_mm(row.row), dtype=np.float64))
+        colour = (0, 0, 255) if row.keys.status == UNKNOWN else (255, 255, 0)
+        for px, py in kpts:
+            cv2.circle(out, (int(px), int(py)), r_key, colour, 1, cv2.LINE_AA)
+        label = f"{row.keys.black}/{row.keys.white}" if row.keys.status != UNKNOWN else "?"
+        lx, ly = kpts.mean(axis=0)
+        cv2.putText(out, label, (int(lx) - r_code, int(ly) + 3 * r_key + 6), font, fscale, colour, 1, cv2.LINE_AA)
+    if reading.secret is not None:
+        pts = _project(b2i, np.array(profile.secret_centres_mm(), dtype=np.float64))
+        for (px, py), hole in zip(pts, reading.secret, strict=True):
+            _draw_hole(out, (int(px), int(py)), r_code, hole.colour, font, fscale)
+    return out
+
+
+def _draw_hole(
+    out: NDArray[np.uint8], centre: tuple[int, int], r: int, colour: str, font: int, fscale: float
+) -> None:
+    x, y = centre
+    if colour in (UNKNOWN, OCCLUDED):
+        cv2.rectangle(out, (x - r, y - r), (x + r, y + r), (0, 0, 255), 2)
+    else:
+        swatch = _SWATCH.get(colour, (128, 128, 128))
+        cv2.circle(out, centre, r, (255, 255, 0) if colour == EMPTY else swatch, 1 if colour == EMPTY else 2, cv2.LINE_AA)
+    text = abbreviation(colour)
+    cv2.putText(out, text, (x - r, y - r - 2), font, fscale, (0, 0, 0), 3, cv2.LINE_AA)
+    cv2.putText(out, text, (x - r, y - r - 2), font, fscale, (255, 255, 255), 1, cv2.LINE_AA)
+
+
+def _hatch(out: NDArray[np.uint8], box: NDArray[np.float64]) -> None:
+    poly = np.rint(box).astype(np.int32)
+    mask = np.zeros(out.shape[:2], dtype=np.uint8)
+    cv2.fillPoly(mask, [poly], 255)
+    x0, y0 = poly.min(axis=0)
+    x1, y1 = poly.max(axis=0)
+    lines = np.zeros_like(mask)
+    for d in range(int(x0 - (y1 - y0)), int(x1) + 1, 8):
+        cv2.line(lines, (d, int(y1)), (d + int(y1 - y0), int(y0)), 255, 2)
+    sel = (mask > 0) & (lines > 0)
+    out[sel] = (0, 0, 255)
+    cv2.polylines(out, [poly], True, (0, 0, 255), 2)

@@ -1,0 +1,666 @@
+"""Where is the board in the frame? Homographies from image pixels to board millimetres.
+
+Three localisers share one method, ``locate(frame) -> Localisation``:
+
+* :class:`MarkerLocaliser` finds the ArUco markers of the profile (on the
+  board or its tray) in every frame and fits a homography to their corners;
+* :class:`FixedCornersLocaliser` uses four corners picked once at
+  calibration, and checks every frame that the hole pattern still lines up,
+  so that a nudged board gives "board moved, recalibrate" instead of a
+  silent misreading;
+* :class:`BestEffortLocaliser` looks for the board itself: the largest
+  quadrilateral of board-coloured plastic with the profile's aspect ratio.
+
+All three then refine or check the fit against the board's own hole
+pattern (:func:`measure_grid`): holes and pegs are rings of strong
+gradient at known places, whatever colour the pegs are.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from rules.errors import PegwatchError
+from vision.markers import detect_markers, profile_marker_points
+from vision.profile import BoardProfile
+
+logger = logging.getLogger(__name__)
+
+RECT_PX_PER_MM = 4.0
+"""Resolution of :func:`rectify`'s top-down board image: 4 px per mm puts
+about 28 px across a code peg and 14 px across a key peg."""
+
+GRID_PX_PER_MM = 2.0
+"""Resolution at which the hole pattern is matched (coarse is enough: the
+fit is sub-pixel)."""
+
+SEARCH_MM = 4.0
+"""How far the hole pattern is searched for around where it should be.
+Kept under half the hole pitch so that a neighbour hole is never taken for
+the right one."""
+
+MOVED_MM = 1.5
+"""Displacement of the hole pattern (anywhere on the board) that counts as a moved board."""
+
+MIN_ROW_CONTRAST = 3.0
+"""A row's pattern peak must stand this many robust deviations above its
+surroundings to be trusted (hands and glare make weak, wandering peaks)."""
+
+BOARD_MOVED = "board moved, recalibrate"
+MARKERS_NOT_FOUND = "markers not found"
+NO_BOARD = "no board found"
+
+
+class LocalisationError(PegwatchError):
+    """Bad localisation input: corners, references, frames."""
+
+
+@dataclass(frozen=True)
+class Localisation:
+    """Where the board is in one frame.
+
+    ``image_to_board`` maps image px to board mm (None when not ok).
+    ``quality`` is 0..1 (1 = every marker seen and the hole pattern lines up
+    exactly). ``shift_mm`` is the largest displacement of the hole pattern
+    from where the localiser put it (after refinement, if any). ``size_mm``
+    is the located board's size, which :func:`rectify` needs.
+    """
+
+    ok: bool
+    method: str
+    image_to_board: NDArray[np.float64] | None
+    problem: str | None = None
+    quality: float = 0.0
+    markers_seen: tuple[int, ...] = ()
+    shift_mm: float | None = None
+    size_mm: tuple[float, float] | None = None
+
+    def board_to_image(self) -> NDArray[np.float64] | None:
+        """The inverse homography (board mm to image px), or None."""
+        if self.image_to_board is None:
+            return None
+        inv = np.asarray(np.linalg.inv(self.image_to_board), dtype=np.float64)
+        out: NDArray[np.float64] = inv / inv[2, 2]
+        return out
+
+    def to_board(self, points_px: Sequence[Sequence[float]] | NDArray[np.float64]) -> NDArray[np.float64]:
+        """Image px (N×2) to board mm (N×2)."""
+        if self.image_to_board is None:
+            raise LocalisationError(f"no board localisation ({self.problem})")
+        return _apply_h(self.image_to_board, np.asarray(points_px, dtype=np.float64))
+
+    def to_image(self, points_mm: Sequence[Sequence[float]] | NDArray[np.float64]) -> NDArray[np.float64]:
+        """Board mm (N×2) to image px (N×2)."""
+        inv = self.board_to_image()
+        if inv is None:
+            raise LocalisationError(f"no board localisation ({self.problem})")
+        return _apply_h(inv, np.asarray(points_mm, dtype=np.float64))
+
+
+def _apply_h(hm: NDArray[np.float64], pts: NDArray[np.float64]) -> NDArray[np.float64]:
+    pts = np.asarray(pts, dtype=np.float64).reshape(-1, 2)
+    q = np.column_stack([pts, np.ones(len(pts))]) @ hm.T
+    out: NDArray[np.float64] = q[:, :2] / q[:, 2:3]
+    return out
+
+
+def _failed(method: str, problem: str, **extra: Any) -> Localisation:
+    return Localisation(ok=False, method=method, image_to_board=None, problem=problem, **extra)
+
+
+def rectify(
+    frame: NDArray[np.uint8], loc: Localisation, *, px_per_mm: float = RECT_PX_PER_MM
+) -> NDArray[np.uint8]:
+    """The top-down board image: board mm (x, y) lands at pixel (x*px_per_mm, y*px_per_mm).
+
+    Its size is the board's ``size_mm`` times ``px_per_mm``.
+    """
+    if loc.image_to_board is None:
+        raise LocalisationError(f"cannot rectify: {loc.problem or 'board not located'}")
+    if loc.size_mm is None:
+        raise LocalisationError("cannot rectify: the localisation does not say the board's size_mm")
+    return rectify_board(frame, loc.image_to_board, loc.size_mm, px_per_mm=px_per_mm)
+
+
+def rectify_board(
+    frame: NDArray[np.uint8],
+    image_to_board: NDArray[np.float64],
+    size_mm: tuple[float, float],
+    *,
+    px_per_mm: float = RECT_PX_PER_MM,
+    margin_mm: float = 0.0,
+) -> NDArray[np.uint8]:
+    """Warp ``frame`` to a top-down image of the board rectangle (plus ``margin_mm`` all round)."""
+    s = np.array([[px_per_mm, 0, margin_mm * px_per_mm], [0, px_per_mm, margin_mm * px_per_mm], [0, 0, 1]])
+    m = s @ image_to_board
+    w = round((size_mm[0] + 2 * margin_mm) * px_per_mm)
+    h = round((size_mm[1] + 2 * margin_mm) * px_per_mm)
+    out = cv2.warpPerspective(frame, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return np.asarray(out, dtype=np.uint8)
+
+
+# --- the hole pattern ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GridFit:
+    """How well the board's hole pattern lines up with a homography.
+
+    ``row_shift_mm[i]`` is the displacement (dx, dy) in board mm of row
+    ``i + 1``'s holes from where the homography puts them (NaN when the row
+    gave no clear answer); ``row_contrast[i]`` how clearly it answered.
+    ``secret_*`` likewise for the secret row. ``strength`` is the median
+    row contrast.
+    """
+
+    row_shift_mm: NDArray[np.float64]
+    row_contrast: NDArray[np.float64]
+    row_centre_mm: NDArray[np.float64]
+    strength: float
+
+    @property
+    def clear_rows(self) -> NDArray[np.bool_]:
+        """Rows whose pattern answered clearly."""
+        out: NDArray[np.bool_] = self.row_contrast >= MIN_ROW_CONTRAST
+        return out
+
+    def motion(self) -> tuple[float, float, float]:
+        """Robust rigid fit (dx mm, dy mm, angle rad) of the clear rows' shifts."""
+        ok = self.clear_rows & np.all(np.isfinite(self.row_shift_mm), axis=1)
+        if ok.sum() < 2:
+            return (math.nan, math.nan, math.nan)
+        d = self.row_shift_mm[ok]
+        c = self.row_centre_mm[ok]
+        keep = np.ones(len(d), dtype=bool)
+        dx = dy = th = 0.0
+        for _ in range(3):
+            cc = c[keep] - c[keep].mean(axis=0)
+            dd = d[keep]
+            dx, dy = float(np.median(dd[:, 0])), float(np.median(dd[:, 1]))
+            # Small rotation about the centroid: d = t + th * (-y, x).
+            perp = np.column_stack([-cc[:, 1], cc[:, 0]])
+            den = float((perp * perp).sum())
+            th = float(((dd - dd.mean(axis=0)) * perp).sum() / den) if den > 1e-6 else 0.0
+            ccent = c - c[keep].mean(axis=0)
+            pred = np.array([dx, dy]) + th * np.column_stack([-ccent[:, 1], ccent[:, 0]])
+            resid = np.linalg.norm(d - pred, axis=1)
+            new_keep = resid < max(1.0, 2.5 * float(np.median(resid)))
+            if new_keep.sum() < 2 or np.array_equal(new_keep, keep):
+                break
+            keep = new_keep
+        return (dx, dy, th)
+
+    def max_displacement(self, profile: BoardProfile) -> float:
+        """Largest displacement of any hole under :meth:`motion` (NaN if unknown)."""
+        dx, dy, th = self.motion()
+        if math.isnan(dx):
+            return math.nan
+        ok = self.clear_rows
+        centre = self.row_centre_mm[ok].mean(axis=0)
+        pts = np.array(profile.all_hole_centres_mm()) - centre
+        disp = np.array([dx, dy]) + th * np.column_stack([-pts[:, 1], pts[:, 0]])
+        return float(np.max(np.linalg.norm(disp, axis=1)))
+
+
+def _ring_kernel(radius_px: float, width_px: float) -> NDArray[np.float32]:
+    half = math.ceil(radius_px + 2 * width_px + 1)
+    yy, xx = np.mgrid[-half : half + 1, -half : half + 1].astype(np.float32)
+    d = np.sqrt(xx * xx + yy * yy)
+    k = np.exp(-((d - radius_px) ** 2) / (2 * width_px * width_px)).astype(np.float32)
+    k -= k.mean()
+    out: NDArray[np.float32] = k / np.abs(k).sum()
+    return out
+
+
+def _edge_map(gray: NDArray[np.float32]) -> NDArray[np.float32]:
+    gx = cv2.Sobel(gray, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(gray, cv2.CV_32F, 0, 1, ksize=3)
+    mag = np.asarray(cv2.magnitude(gx, gy), dtype=np.float32)
+    # Normalise so that the light level does not matter.
+    mag /= float(np.mean(mag)) + 1e-3
+    return mag
+
+
+def measure_grid(
+    profile: BoardProfile,
+    frame: NDArray[np.uint8],
+    image_to_board: NDArray[np.float64],
+    *,
+    px_per_mm: float = GRID_PX_PER_MM,
+    search_mm: float = SEARCH_MM,
+) -> GridFit:
+    """Find, row by row, how far the hole pattern sits from where ``image_to_board`` puts it.
+
+    The edge magnitude around every hole of a row is summed into one patch
+    (correlation is linear, so this equals summing the rows' ring
+    responses), the patch is correlated with a ring of the hole's size, and
+    the peak's sub-pixel offset is the row's shift.
+    """
+    margin = search_mm + profile.code_hole_diameter_mm
+    rect = rectify_board(frame, image_to_board, profile.size_mm, px_per_mm=px_per_mm, margin_mm=margin)
+    gray = cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY) if rect.ndim == 3 else rect
+    edges = _edge_map(gray.astype(np.float32))
+    s = math.ceil(search_mm * px_per_mm)
+    kinds = (
+        (profile.code_hole_diameter_mm, profile.hole_centres_mm),
+        (profile.key_hole_diameter_mm, profile.key_centres_mm),
+    )
+    # A broad ring covers both the peg's rim and the narrower bare hole.
+    kernels = [_ring_kernel(0.4 * d * px_per_mm, max(0.8, 0.14 * d * px_per_mm)) for d, _ in kinds]
+    n = profile.rows
+    shifts = np.full((n, 2), np.nan)
+    contrast = np.zeros(n)
+    centres = np.zeros((n, 2))
+    for row in range(1, n + 1):
+        total: NDArray[np.float32] | None = None
+        for (_d, where), k in zip(kinds, kernels, strict=True):
+            kh = k.shape[0] // 2
+            side = 2 * (s + kh) + 1
+            acc = np.zeros((side, side), dtype=np.float32)
+            for x, y in where(row):
+                c = ((x + margin) * px_per_mm, (y + margin) * px_per_mm)
+                acc += cv2.getRectSubPix(edges, (side, side), c)
+            score = np.asarray(cv2.matchTemplate(acc, k, cv2.TM_CCORR), dtype=np.float32)
+            total = score if total is None else total + score
+        assert total is not None
+        pts = np.array(profile.hole_centres_mm(row) + profile.key_centres_mm(row))
+        centres[row - 1] = pts.mean(axis=0)
+        iy, ix = np.unravel_index(int(np.argmax(total)), total.shape)
+        peak = float(total[iy, ix])
+        med = float(np.median(total))
+        mad = float(np.median(np.abs(total - med))) + 1e-6
+        contrast[row - 1] = (peak - med) / (1.4826 * mad)
+        # Parabolic sub-pixel refinement, unless the peak sits on the edge.
+        if 0 < ix < total.shape[1] - 1 and 0 < iy < total.shape[0] - 1:
+            fx = _parabola(total[iy, ix - 1], peak, total[iy, ix + 1])
+            fy = _parabola(total[iy - 1, ix], peak, total[iy + 1, ix])
+            shifts[row - 1] = ((ix + fx - s) / px_per_mm, (iy + fy - s) / px_per_mm)
+        else:
+            # The pattern lies at or beyond the search edge: as far as we can tell.
+            shifts[row - 1] = ((ix - s) / px_per_mm, (iy - s) / px_per_mm)
+    return GridFit(shifts, contrast, centres, float(np.median(contrast)))
+
+
+def _parabola(a: float, b: float, c: float) -> float:
+    den = a - 2 * b + c
+    if den >= 0:
+        return 0.0
+    return float(np.clip(0.5 * (a - c) / den, -0.5, 0.5))
+
+
+def _correction(profile: BoardProfile, fit: GridFit) -> NDArray[np.float64] | None:
+    """A board-mm correction homography that moves the holes onto the pattern found."""
+    dx, dy, th = fit.motion()
+    if math.isnan(dx):
+        return None
+    c = fit.row_centre_mm[fit.clear_rows].mean(axis=0)
+    ca, sa = math.cos(th), math.sin(th)
+    # The pattern sits at R(th)(p - c) + c + t for a hole expected at p; the
+    # image point that the old fit called q is really board point R^-1(q - c - t) + c.
+    to_c = np.array([[1, 0, -c[0] - dx], [0, 1, -c[1] - dy], [0, 0, 1]], dtype=np.float64)
+    rot = np.array([[ca, sa, 0], [-sa, ca, 0], [0, 0, 1]], dtype=np.float64)
+    back = np.array([[1, 0, c[0]], [0, 1, c[1]], [0, 0, 1]], dtype=np.float64)
+    out: NDArray[np.float64] = back @ rot @ to_c
+    return out
+
+
+def refine_to_grid(
+    profile: BoardProfile, frame: NDArray[np.uint8], image_to_board: NDArray[np.float64], *, rounds: int = 2
+) -> tuple[NDArray[np.float64], GridFit]:
+    """Nudge ``image_to_board`` so the hole pattern lines up; returns it and the last fit."""
+    h = image_to_board
+    fit = measure_grid(profile, frame, h)
+    for _ in range(rounds):
+        corr = _correction(profile, fit)
+        if corr is None:
+            break
+        h = corr @ h
+        h = h / h[2, 2]
+        fit = measure_grid(profile, frame, h, search_mm=2.0)
+        if fit.max_displacement(profile) < 0.2:
+            break
+    return h, fit
+
+
+def _quality_from_fit(profile: BoardProfile, fit: GridFit) -> float:
+    clear = float(np.mean(fit.clear_rows))
+    disp = fit.max_displacement(profile)
+    align = 0.0 if math.isnan(disp) else 1.0 / (1.0 + disp)
+    return clear * align
+
+
+# --- markers --------------------------------------------------------------------
+
+
+class MarkerLocaliser:
+    """Homography from the profile's ArUco markers, found afresh in every frame.
+
+    At least two of the profile's markers must be seen. Detection runs on a
+    half-size image (markers of 20 mm are still ~25 px wide there) and the
+    corners are refined at full size. With ``refine`` the fit is then nudged
+    onto the hole pattern, which absorbs lens distortion at the board and a
+    board that slid on its tray; a pattern that cannot be found is reported
+    in ``quality`` rather than trusted.
+    """
+
+    method = "markers"
+
+    def __init__(self, profile: BoardProfile, *, refine: bool = True, detect_scale: float = 0.5) -> None:
+        if not profile.markers:
+            raise LocalisationError(f"board profile {profile.name} defines no markers")
+        self.profile = profile
+        self.refine = refine
+        self.detect_scale = detect_scale
+        self._last: tuple[NDArray[np.float64], Localisation] | None = None
+
+    def _detect(self, frame: NDArray[np.uint8]) -> tuple[NDArray[np.float64], NDArray[np.float64], tuple[int, ...]]:
+        gray = np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame, dtype=np.uint8)
+        scale = self.detect_scale
+        small = gray
+        if scale != 1.0:
+            small = np.asarray(cv2.resize(gray, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA), dtype=np.uint8)
+        found = detect_markers(small, self.profile.aruco_dictionary)
+        img_pts, board_pts, used = profile_marker_points(self.profile, found)
+        if not used:
+            return img_pts, board_pts, used
+        if scale != 1.0:
+            img_pts = (img_pts + 0.5) / scale - 0.5
+            corners = img_pts.astype(np.float32).reshape(-1, 1, 2)
+            crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 0.02)
+            win = max(2, round(1.5 / scale))
+            cv2.cornerSubPix(gray, corners, (win, win), (-1, -1), crit)
+            img_pts = corners.reshape(-1, 2).astype(np.float64)
+        return img_pts, board_pts, used
+
+    def locate(self, frame: NDArray[np.uint8]) -> Localisation:
+        """Find the markers and fit; not ok with "markers not found" if fewer than two are seen."""
+        _check_frame(frame)
+        img_pts, board_pts, used = self._detect(frame)
+        if len(used) < 2:
+            return _failed(self.method, MARKERS_NOT_FOUND, markers_seen=used)
+        found_h, _mask = cv2.findHomography(img_pts, board_pts, 0)
+        if found_h is None:
+            return _failed(self.method, MARKERS_NOT_FOUND, markers_seen=used)
+        h: NDArray[np.float64] = np.asarray(found_h, dtype=np.float64)
+        rms = float(np.sqrt(np.mean(np.sum((_apply_h(h, img_pts) - board_pts) ** 2, axis=1))))
+        if rms > 2.0:
+            # Markers that do not agree on one plane: one was moved or misplaced.
+            return _failed(self.method, f"markers disagree by {rms:.1f} mm; check they are where the profile says", markers_seen=used)
+        quality = len(used) / len(self.profile.markers) / (1.0 + rms)
+        shift = None
+        # The camera is fixed: if the markers have not moved, neither has the fit.
+        last = self._last
+        if last is not None and last[0].shape == img_pts.shape and float(np.max(np.abs(last[0] - img_pts))) < 0.35:
+            return last[1]
+        if self.refine:
+            h2, fit = refine_to_grid(self.profile, frame, h)
+            disp = fit.max_displacement(self.profile)
+            if fit.clear_rows.sum() >= max(2, self.profile.rows // 3) and not math.isnan(disp):
+                h, shift = h2, disp
+                quality *= 0.5 + 0.5 * _quality_from_fit(self.profile, fit)
+            else:
+                quality *= 0.5
+        loc = Localisation(True, self.method, h / h[2, 2], None, float(quality), used, shift, self.profile.size_mm)
+        self._last = (img_pts, loc)
+        return loc
+
+
+# --- fixed corners ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CornersReference:
+    """What the hole pattern looked like at calibration, for the board-moved check.
+
+    ``row_shift_mm``: per-row displacement of the pattern from the picked
+    corners' fit (picked corners are a little off; this is the baseline).
+    """
+
+    row_shift_mm: tuple[tuple[float, float], ...]
+    row_contrast: tuple[float, ...]
+    strength: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "row_shift_mm": [[round(float(a), 4) for a in r] for r in self.row_shift_mm],
+            "row_contrast": [round(float(c), 3) for c in self.row_contrast],
+            "strength": round(float(self.strength), 3),
+        }
+
+
+def reference_from_dict(data: Mapping[str, Any] | None) -> CornersReference | None:
+    """Parse :meth:`CornersReference.to_dict`'s form (None passes through)."""
+    if data is None:
+        return None
+    try:
+        shifts = tuple((float(a), float(b)) for a, b in data["row_shift_mm"])
+        contrast = tuple(float(c) for c in data["row_contrast"])
+        strength = float(data["strength"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LocalisationError(f"corners reference is malformed: {exc}") from None
+    if len(shifts) != len(contrast):
+        raise LocalisationError("corners reference: row_shift_mm and row_contrast differ in length")
+    return CornersReference(shifts, contrast, strength)
+
+
+def _corners_h(profile: BoardProfile, corners_px: Sequence[Sequence[float]] | NDArray[np.float64]) -> NDArray[np.float64]:
+    pts = np.asarray(corners_px, dtype=np.float64)
+    if pts.shape != (4, 2) or not np.all(np.isfinite(pts)):
+        raise LocalisationError(f"corners must be 4 points x,y (TL, TR, BR, BL); got shape {pts.shape}")
+    area = 0.5 * abs(
+        sum(pts[i, 0] * pts[(i + 1) % 4, 1] - pts[(i + 1) % 4, 0] * pts[i, 1] for i in range(4))
+    )
+    if area < 100:
+        raise LocalisationError("corners enclose no area; pick the board's four corners TL, TR, BR, BL")
+    h = cv2.getPerspectiveTransform(pts.astype(np.float32), np.array(profile.corners_mm(), dtype=np.float32))
+    out: NDArray[np.float64] = np.asarray(h, dtype=np.float64)
+    out = out / out[2, 2]
+    return out
+
+
+def make_reference(
+    profile: BoardProfile, corners_px: Sequence[Sequence[float]] | NDArray[np.float64], frame: NDArray[np.uint8]
+) -> CornersReference:
+    """Capture the board-moved reference from a calibration frame (no hand over the board)."""
+    _check_frame(frame)
+    fit = measure_grid(profile, frame, _corners_h(profile, corners_px))
+    return CornersReference(
+        tuple((float(a), float(b)) for a, b in np.nan_to_num(fit.row_shift_mm)),
+        tuple(float(c) for c in fit.row_contrast),
+        fit.strength,
+    )
+
+
+class FixedCornersLocaliser:
+    """Homography from four board corners picked once (TL, TR, BR, BL in image px).
+
+    Every ``locate`` checks the hole pattern against the ``reference``
+    captured at calibration (or, without one, against the corners' own fit):
+    when it has moved by :data:`MOVED_MM` or more anywhere on the board the
+    result is not ok, with "board moved, recalibrate". Rows covered by a hand
+    give no clear answer and are left out of the check, so hands and pegs do
+    not trigger it. When too few rows answer, the board is "not visible"
+    rather than guessed at.
+    """
+
+    method = "corners"
+
+    def __init__(
+        self,
+        profile: BoardProfile,
+        corners_px: Sequence[Sequence[float]] | NDArray[np.float64],
+        *,
+        reference: CornersReference | Mapping[str, Any] | None = None,
+        check: bool = True,
+    ) -> None:
+        self.profile = profile
+        self.corners_px = np.asarray(corners_px, dtype=np.float64)
+        self.image_to_board = _corners_h(profile, self.corners_px)
+        if isinstance(reference, Mapping):
+            reference = reference_from_dict(reference)
+        if reference is not None and len(reference.row_shift_mm) != profile.rows:
+            raise LocalisationError(
+                f"corners reference has {len(reference.row_shift_mm)} rows; board {profile.name} has {profile.rows}"
+            )
+        self.reference = reference
+        self.check = check
+
+    def locate(self, frame: NDArray[np.uint8]) -> Localisation:
+        """The fixed fit, checked against the hole pattern."""
+        _check_frame(frame)
+        h = self.image_to_board
+        if not self.check:
+            return Localisation(True, self.method, h, None, 0.5, size_mm=self.profile.size_mm)
+        fit = measure_grid(self.profile, frame, h)
+        if self.reference is not None:
+            base = np.array(self.reference.row_shift_mm)
+            usable = np.array(self.reference.row_contrast) >= MIN_ROW_CONTRAST
+        else:
+            base = np.zeros((self.profile.rows, 2))
+            usable = np.ones(self.profile.rows, dtype=bool)
+        rel = GridFit(fit.row_shift_mm - base, np.where(usable, fit.row_contrast, 0.0), fit.row_centre_mm, fit.strength)
+        clear = int(rel.clear_rows.sum())
+        if clear < max(2, self.profile.rows // 4):
+            return _failed(self.method, NO_BOARD, quality=0.0)
+        disp = rel.max_displacement(self.profile)
+        if math.isnan(disp) or disp >= MOVED_MM:
+            logger.info("board moved by %.1f mm (%d clear rows)", disp, clear)
+            return _failed(self.method, BOARD_MOVED, quality=0.0, shift_mm=None if math.isnan(disp) else disp)
+        quality = _quality_from_fit(self.profile, rel)
+        return Localisation(True, self.method, h, None, quality, (), disp, self.profile.size_mm)
+
+
+# --- best effort ----------------------------------------------------------------
+
+
+class BestEffortLocaliser:
+    """Find the board without markers or corners: the largest board-shaped blob.
+
+    Both polarities are tried (a dark board on a light tray, a light board
+    on a dark table); a candidate must be a convex quadrilateral-ish blob
+    with roughly the profile's aspect ratio. Its 180° ambiguity is settled by
+    which way round the hole pattern fits. The result carries a modest
+    ``quality`` so that a reader can be more careful with it.
+    """
+
+    method = "best-effort"
+
+    def __init__(self, profile: BoardProfile, *, work_width: int = 640) -> None:
+        self.profile = profile
+        self.work_width = work_width
+
+    def _candidates(self, frame: NDArray[np.uint8]) -> list[tuple[float, NDArray[np.float64]]]:
+        w0 = frame.shape[1]
+        scale = min(1.0, self.work_width / w0)
+        small = cv2.resize(frame, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) if scale < 1 else frame
+        gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY) if small.ndim == 3 else small
+        gray = cv2.GaussianBlur(gray, (0, 0), 2.0)
+        area_img = gray.shape[0] * gray.shape[1]
+        want = self.profile.size_mm[0] / self.profile.size_mm[1]
+        out: list[tuple[float, NDArray[np.float64]]] = []
+        _t, binary = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+        kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (9, 9))
+        for mask in (binary, 255 - binary):
+            # Close over the holes and pegs, open away thin bridges to the surroundings.
+            m = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, kernel)
+            m = cv2.morphologyEx(m, cv2.MORPH_OPEN, kernel)
+            contours, _ = cv2.findContours(m, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+            for cnt in contours:
+                area = cv2.contourArea(cnt)
+                if area < 0.04 * area_img:
+                    continue
+                (cx, cy), (rw, rh), _ang = cv2.minAreaRect(cnt)
+                if min(rw, rh) < 10:
+                    continue
+                aspect = max(rw, rh) / min(rw, rh)
+                if not 0.7 * want <= aspect <= 1.4 * want:
+                    continue
+                fill = area / (rw * rh)
+                if fill < 0.75:
+                    continue
+                hull = cv2.convexHull(cnt)
+                quad = None
+                peri = cv2.arcLength(hull, True)
+                for eps in (0.01, 0.02, 0.03, 0.05):
+                    approx = cv2.approxPolyDP(hull, eps * peri, True)
+                    if len(approx) == 4:
+                        quad = approx.reshape(4, 2).astype(np.float64)
+                        break
+                if quad is None:
+                    quad = cv2.boxPoints(((cx, cy), (rw, rh), _ang)).astype(np.float64)
+                quad = (quad + 0.5) / scale - 0.5
+                out.append((area * fill, quad))
+        out.sort(key=lambda t: -t[0])
+        return out
+
+    def _orderings(self, quad: NDArray[np.float64]) -> list[NDArray[np.float64]]:
+        """The two ways round (TL, TR, BR, BL) that put the board's long side along its x."""
+        c = quad.mean(axis=0)
+        ang = np.arctan2(quad[:, 1] - c[1], quad[:, 0] - c[0])
+        q = quad[np.argsort(ang)]  # clockwise in image coordinates (y down)
+        # Start at the corner where the following side is a long side.
+        starts = []
+        for i in range(4):
+            a, b, d = q[i], q[(i + 1) % 4], q[(i + 3) % 4]
+            if np.linalg.norm(b - a) >= np.linalg.norm(d - a):
+                starts.append(i)
+        return [np.roll(q, -i, axis=0) for i in starts[:2]]
+
+    def locate(self, frame: NDArray[np.uint8]) -> Localisation:
+        """Find the board; not ok with "no board found" when nothing board-like is seen."""
+        _check_frame(frame)
+        best: tuple[float, NDArray[np.float64], GridFit] | None = None
+        for _score, quad in self._candidates(frame)[:3]:
+            for order in self._orderings(quad):
+                h = _corners_h(self.profile, order)
+                fit = measure_grid(self.profile, frame, h, search_mm=3.0)
+                score = float(np.sum(np.clip(fit.row_contrast, 0, 20)))
+                if best is None or score > best[0]:
+                    best = (score, h, fit)
+        if best is None:
+            return _failed(self.method, NO_BOARD)
+        _s, h, fit = best
+        if fit.clear_rows.sum() < max(2, self.profile.rows // 3):
+            return _failed(self.method, NO_BOARD)
+        h2, fit2 = refine_to_grid(self.profile, frame, h)
+        if fit2.clear_rows.sum() >= fit.clear_rows.sum() * 0.8:
+            h, fit = h2, fit2
+        # Best effort is never as trustworthy as markers or picked corners.
+        quality = 0.6 * _quality_from_fit(self.profile, fit)
+        disp = fit.max_displacement(self.profile)
+        return Localisation(True, self.method, h, None, quality, (), disp, self.profile.size_mm)
+
+
+def _check_frame(frame: NDArray[np.uint8]) -> None:
+    if not isinstance(frame, np.ndarray) or frame.ndim not in (2, 3) or frame.shape[0] < 16 or frame.shape[1] < 16:
+        raise LocalisationError(f"not an image: {getattr(frame, 'shape', type(frame).__name__)}")
+    if frame.dtype != np.uint8:
+        raise LocalisationError(f"frame must be 8-bit, got {frame.dtype}")
+
+
+def localiser_for(
+    profile: BoardProfile,
+    method: str,
+    *,
+    corners_px: Sequence[Sequence[float]] | None = None,
+    reference: CornersReference | Mapping[str, Any] | None = None,
+) -> MarkerLocaliser | FixedCornersLocaliser | BestEffortLocaliser:
+    """A localiser by method name ("markers", "corners", "best-effort")."""
+    if method == "markers":
+        return MarkerLocaliser(profile)
+    if method == "corners":
+        if corners_px is None:
+            raise LocalisationError("the corners method needs four corners")
+        return FixedCornersLocaliser(profile, corners_px, reference=reference)
+    if method == "best-effort":
+        return BestEffortLocaliser(profile)
+    raise LocalisationError(f"unknown localisation method {method!r} (markers, corners, best-effort)")

@@ -1,0 +1,244 @@
+"""ArUco fiducial markers: drawing, detecting, and the printable sheet.
+
+OpenCV changed the ArUco API in 4.7 (``ArucoDetector``,
+``generateImageMarker``); Raspberry Pi OS Bookworm ships 4.6 with the older
+functional API (``Dictionary_get``, ``detectMarkers``, ``drawMarker``). Both
+are supported by feature detection, never by version parsing.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from rules.errors import PegwatchError
+from vision.profile import BoardProfile, Marker
+
+logger = logging.getLogger(__name__)
+
+MM_PER_INCH = 25.4
+QUIET_ZONE_MODULES = 1
+"""White border around each marker, in marker modules (bits)."""
+
+
+class MarkerError(PegwatchError):
+    """A marker dictionary, id or sheet request is invalid."""
+
+
+@dataclass(frozen=True)
+class DetectedMarker:
+    """One marker found in an image: its id and four corners in image px (TL, TR, BR, BL)."""
+
+    id: int
+    corners: NDArray[np.float32]
+
+
+def _aruco() -> Any:
+    aruco = getattr(cv2, "aruco", None)
+    if aruco is None:  # pragma: no cover - every supported build has it
+        raise MarkerError("this OpenCV build has no cv2.aruco module")
+    return aruco
+
+
+@lru_cache(maxsize=16)
+def get_dictionary(name: str) -> Any:
+    """The OpenCV ArUco dictionary called ``name`` (e.g. ``"DICT_4X4_50"``)."""
+    aruco = _aruco()
+    code = getattr(aruco, name, None)
+    if not name.startswith("DICT_") or not isinstance(code, int):
+        raise MarkerError(f"unknown ArUco dictionary {name!r} (e.g. DICT_4X4_50)")
+    if hasattr(aruco, "getPredefinedDictionary"):
+        return aruco.getPredefinedDictionary(code)
+    return aruco.Dictionary_get(code)  # pragma: no cover - OpenCV < 4.7
+
+
+def dictionary_info(name: str) -> tuple[int, int]:
+    """(bits per side, number of markers) of dictionary ``name``."""
+    d = get_dictionary(name)
+    return int(d.markerSize), int(d.bytesList.shape[0])
+
+
+@lru_cache(maxsize=128)
+def _marker_bits(name: str, marker_id: int) -> NDArray[np.uint8]:
+    bits, count = dictionary_info(name)
+    if not 0 <= marker_id < count:
+        raise MarkerError(f"marker id {marker_id} is not in 0..{count - 1} of {name}")
+    d = get_dictionary(name)
+    side = bits + 2  # the black border is one module on each side
+    aruco = _aruco()
+    if hasattr(aruco, "generateImageMarker"):
+        img = aruco.generateImageMarker(d, marker_id, side)
+    else:  # pragma: no cover - OpenCV < 4.7
+        img = aruco.drawMarker(d, marker_id, side)
+    out: NDArray[np.uint8] = np.asarray(img, dtype=np.uint8)
+    return out
+
+
+def marker_image(name: str, marker_id: int, side_px: int, *, quiet_zone: bool = False) -> NDArray[np.uint8]:
+    """A crisp grey image of the marker, ``side_px`` wide for the black square.
+
+    With ``quiet_zone`` a white border of :data:`QUIET_ZONE_MODULES` modules is
+    added around it (the image is then larger than ``side_px``).
+    """
+    bits = _marker_bits(name, marker_id)
+    img = cv2.resize(bits, (side_px, side_px), interpolation=cv2.INTER_NEAREST)
+    if quiet_zone:
+        pad = max(1, round(side_px * QUIET_ZONE_MODULES / bits.shape[0]))
+        img = cv2.copyMakeBorder(img, pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=255)
+    return np.asarray(img, dtype=np.uint8)
+
+
+@lru_cache(maxsize=16)
+def _detector(name: str) -> Any:
+    aruco = _aruco()
+    d = get_dictionary(name)
+    if hasattr(aruco, "ArucoDetector"):
+        params = aruco.DetectorParameters()
+        params.cornerRefinementMethod = aruco.CORNER_REFINE_SUBPIX
+        return aruco.ArucoDetector(d, params)
+    params = aruco.DetectorParameters_create()  # pragma: no cover - OpenCV < 4.7
+    params.cornerRefinementMethod = aruco.CORNER_REFINE_SUBPIX  # pragma: no cover
+    return (d, params)  # pragma: no cover
+
+
+def detect_markers(image: NDArray[np.uint8], dictionary: str) -> list[DetectedMarker]:
+    """Find markers of ``dictionary`` in a BGR or grey image, with sub-pixel corners."""
+    gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    det = _detector(dictionary)
+    if isinstance(det, tuple):  # pragma: no cover - OpenCV < 4.7
+        corners, ids, _rej = _aruco().detectMarkers(gray, det[0], parameters=det[1])
+    else:
+        corners, ids, _rej = det.detectMarkers(gray)
+    if ids is None:
+        return []
+    found = [
+        DetectedMarker(int(i), np.asarray(c, dtype=np.float32).reshape(4, 2))
+        for i, c in zip(ids.ravel(), corners, strict=True)
+    ]
+    return found
+
+
+def profile_marker_points(
+    profile: BoardProfile, found: list[DetectedMarker]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], tuple[int, ...]]:
+    """Match detected markers to the profile's: (image px N×2, board mm N×2, ids used).
+
+    A marker id that appears twice is ambiguous (a stray printout on the
+    table) and is dropped rather than guessed at.
+    """
+    by_id: dict[int, Marker] = {m.id: m for m in profile.markers}
+    counts: dict[int, int] = {}
+    for f in found:
+        counts[f.id] = counts.get(f.id, 0) + 1
+    img: list[NDArray[np.float32]] = []
+    board: list[tuple[float, float]] = []
+    used: list[int] = []
+    for f in found:
+        m = by_id.get(f.id)
+        if m is None or counts[f.id] != 1:
+            continue
+        img.append(f.corners)
+        board.extend(m.corners_mm())
+        used.append(f.id)
+    if not img:
+        return np.zeros((0, 2)), np.zeros((0, 2)), ()
+    return (
+        np.concatenate(img).astype(np.float64),
+        np.asarray(board, dtype=np.float64),
+        tuple(sorted(used)),
+    )
+
+
+# --- the printable sheet ---------------------------------------------------
+
+A4_MM = (210.0, 297.0)
+
+
+def render_sheet(profile: BoardProfile, *, dpi: int = 300, page_mm: tuple[float, float] = A4_MM) -> Any:
+    """A Pillow image of the profile's markers at true size, with a 50 mm check ruler.
+
+    The markers are laid out in a grid on the page (cut them out and stick
+    them where the profile's ``centre_mm`` says); each is labelled with its id
+    and where it goes.
+    """
+    from PIL import Image, ImageDraw, ImageFont
+
+    if not 72 <= dpi <= 1200:
+        raise MarkerError(f"--dpi {dpi} is not in 72..1200")
+    if not profile.markers:
+        raise MarkerError(f"board profile {profile.name} has no markers")
+
+    def px(mm: float) -> int:
+        return round(mm / MM_PER_INCH * dpi)
+
+    page = Image.new("L", (px(page_mm[0]), px(page_mm[1])), 255)
+    draw = ImageDraw.Draw(page)
+    try:
+        font: Any = ImageFont.load_default(size=max(10, px(3.5)))
+    except TypeError:  # pragma: no cover - Pillow < 10.1
+        font = ImageFont.load_default()
+
+    margin = 15.0
+    x, y = margin, margin + 12.0
+    draw.text((px(margin), px(margin)), f"pegwatch markers for {profile.name} ({profile.aruco_dictionary})", fill=0, font=font)
+    draw.text(
+        (px(margin), px(margin + 5)),
+        "Print at 100 % (no 'fit to page'); check the ruler measures 50 mm.",
+        fill=0,
+        font=font,
+    )
+    row_h = 0.0
+    for m in profile.markers:
+        bits = _marker_bits(profile.aruco_dictionary, m.id).shape[0]
+        quiet = m.size_mm * QUIET_ZONE_MODULES / bits
+        cell = m.size_mm + 2 * quiet
+        if x + cell > page_mm[0] - margin:
+            x = margin
+            y += row_h + 12.0
+            row_h = 0.0
+        if y + cell + 10 > page_mm[1] - margin - 20:
+            raise MarkerError(f"the markers of {profile.name} do not fit on one page")
+        img = marker_image(profile.aruco_dictionary, m.id, px(m.size_mm))
+        page.paste(Image.fromarray(img), (px(x + quiet), px(y + quiet)))
+        # A thin cutting outline around the quiet zone.
+        draw.rectangle([px(x), px(y), px(x + cell), px(y + cell)], outline=160, width=1)
+        draw.text(
+            (px(x), px(y + cell + 1.5)),
+            f"id {m.id}  {m.size_mm:g} mm  at ({m.centre_mm[0]:g}, {m.centre_mm[1]:g}) mm",
+            fill=0,
+            font=font,
+        )
+        x += cell + 15.0
+        row_h = max(row_h, cell)
+
+    # The 50 mm check ruler, with a tick every 10 mm.
+    rx, ry = margin, page_mm[1] - margin - 10.0
+    draw.rectangle([px(rx), px(ry), px(rx + 50.0), px(ry + 0.6)], fill=0)
+    for k in range(6):
+        tx = rx + 10.0 * k
+        draw.rectangle([px(tx), px(ry - 3.0), px(tx + 0.3), px(ry + 0.6)], fill=0)
+    draw.text((px(rx + 53.0), px(ry - 3.0)), "50 mm: measure to check the print scale", fill=0, font=font)
+    page.info["dpi"] = (dpi, dpi)
+    return page
+
+
+def write_sheet(profile: BoardProfile, path: str | Path, *, dpi: int = 300) -> Path:
+    """Write the marker sheet as PNG (with DPI metadata) or PDF, at true size."""
+    out = Path(path)
+    suffix = out.suffix.lower()
+    if suffix not in (".png", ".pdf"):
+        raise MarkerError(f"{out}: the sheet must be a .png or .pdf file")
+    page = render_sheet(profile, dpi=dpi)
+    if suffix == ".pdf":
+        page.convert("RGB").save(out, "PDF", resolution=float(dpi))
+    else:
+        page.save(out, "PNG", dpi=(dpi, dpi))
+    logger.info("wrote marker sheet %s at %d dpi", out, dpi)
+    return out

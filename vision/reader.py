@@ -1,0 +1,598 @@
+"""From one camera frame to a :class:`~vision.reading.BoardReading`.
+
+The pipeline, per frame:
+
+1. Localise the board (markers, fixed corners or best effort, as the
+   calibration says) and warp it once to a small top-down image
+   (``RECT_PX_PER_MM`` pixels per millimetre).
+2. Gather the pixels of every hole's inner disc, of bare-plastic cells (the
+   profile's plastic regions and the strips between rows) with precomputed
+   index arrays: one numpy gather, no per-pixel Python.
+3. Per hole, drop the brightest pixels (glare on round pegs) and the
+   darkest few, and take the per-channel median of the rest.
+4. Normalise the light in linear RGB: a smooth (log-linear) model of the
+   plastic's colour over the board, fitted robustly to the plastic cells,
+   is compared with the calibration's plastic colour; the strips beside
+   each hole add a local, grey shading factor (a shadow).
+5. Convert the normalised medians to CIELAB and classify them with the
+   calibrated :class:`~vision.colour.ColourModel`: unknown when too far from
+   every class or too close to two.
+6. Occlusion: a plastic cell beside a row that no longer looks like plastic
+   (its colour ratio to the model is not grey, or far too dark or bright)
+   means something lies over that row: the row is "occluded".
+
+A row is "ok" only when every hole and key hole was read confidently.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from vision.colour import ColourModel, linear_bgr_to_lab, srgb_to_linear
+from vision.profile import BoardProfile
+from vision.reading import (
+    EMPTY,
+    ROW_EMPTY,
+    ROW_OCCLUDED,
+    ROW_OK,
+    ROW_UNKNOWN,
+    UNKNOWN,
+    BoardReading,
+    HoleReading,
+    KeyReading,
+    RowReading,
+    unreadable_row,
+)
+
+if TYPE_CHECKING:
+    from vision.calibration import Calibration
+
+logger = logging.getLogger(__name__)
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.intp]
+
+#: Sample the inner part of each hole: localisation may be off by a little
+#: at the edges of the image (lens distortion), and the rim of a peg is shaded.
+CODE_DISC_FRACTION = 0.5
+KEY_DISC_FRACTION = 0.45
+#: The ring (fractions of the peg-head radius) whose lightness tells an
+#: empty hole (bare plastic around a small dark hole) from a dark peg.
+RING_FRACTIONS = (0.76, 0.94)
+#: Rank window (by brightness) of the pixels kept in a disc: the top 30 %
+#: holds the glare on a round peg, the bottom 5 % noise and hole edges.
+RANK_LOW = 0.05
+RANK_HIGH = 0.70
+#: A plastic cell whose channel ratios to the plastic model differ by more
+#: than this factor is not bare plastic (a hand, a sleeve, a loose peg).
+PLASTIC_CHROMA_RATIO = 1.35
+#: Brightness ratio to the plastic model outside which a cell is not a
+#: plausible shadow or highlight on bare plastic.
+PLASTIC_BRIGHTNESS_RANGE = (0.3, 2.2)
+#: Registration: how far (mm) the hole grid may be off after localisation,
+#: and the sRGB L1 difference from the local plastic that counts as "hole
+#: or peg" when centring.
+MAX_SHIFT_MM = 3.0
+#: A channel whose median is this bright is clipped by the sensor: the
+#: colour's hue is lost unless every channel is clipped (a white peg).
+CLIP_LEVEL = 249
+CENTRING_THRESHOLD = 36
+
+
+class Localiser(Protocol):
+    """What the reader needs from A's localisers."""
+
+    def locate(self, frame: NDArray[np.uint8]) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Features:
+    """Per-frame measurements, before classification.
+
+    ``code``/``keys``: normalised features per hole, (n_code, 4) and
+    (n_key, 4): CIELAB of the inner disc and the lightness of the ring
+    around it. Code holes are ordered row by row (hole 1 first), then the
+    secret holes. ``cell_ok``: per plastic probe cell, whether it still
+    looks like bare plastic. ``signatures``: per row appearance summary.
+    ``plastic_linear``: the plastic model's mean linear BGR (for the
+    calibration reference). ``shift_px``: the registration correction
+    applied at the board centre.
+    """
+
+    code: FloatArray
+    keys: FloatArray
+    cell_ok: NDArray[np.bool_]
+    signatures: FloatArray
+    plastic_linear: FloatArray
+    shift_px: tuple[float, float] = (0.0, 0.0)
+    code_clipped: NDArray[np.bool_] | None = None
+    key_clipped: NDArray[np.bool_] | None = None
+
+
+def _disc_offsets(radius_px: float, inner_px: float = -1.0, step: int = 1) -> tuple[IntArray, IntArray]:
+    r = max(radius_px, 1.0)
+    n = int(np.ceil(r))
+    dy, dx = np.mgrid[-n : n + 1 : step, -n : n + 1 : step]
+    d2 = dx * dx + dy * dy
+    keep = (d2 <= r * r) & (d2 > inner_px * inner_px if inner_px > 0 else True)
+    return dy[keep].astype(np.intp), dx[keep].astype(np.intp)
+
+
+def _square_offsets(half_px: float, step: int = 1) -> tuple[IntArray, IntArray]:
+    n = max(round(half_px), 1)
+    dy, dx = np.mgrid[-n : n + 1 : step, -n : n + 1 : step]
+    return dy.ravel().astype(np.intp), dx.ravel().astype(np.intp)
+
+
+class _Points:
+    """Integer pixel centres and a sampling pattern around each."""
+
+    def __init__(self, centres_mm: FloatArray, s: float, dy: IntArray, dx: IntArray) -> None:
+        self.cx = np.rint(centres_mm[:, 0] * s).astype(np.intp)
+        self.cy = np.rint(centres_mm[:, 1] * s).astype(np.intp)
+        self.dy = dy
+        self.dx = dx
+
+    def indices(self, width: int, height: int, ox: IntArray | None = None, oy: IntArray | None = None) -> IntArray:
+        cx = self.cx if ox is None else self.cx + ox
+        cy = self.cy if oy is None else self.cy + oy
+        x = np.clip(cx[:, None] + self.dx[None, :], 0, width - 1)
+        y = np.clip(cy[:, None] + self.dy[None, :], 0, height - 1)
+        out: IntArray = y * width + x
+        return out
+
+
+class BoardSampler:
+    """Precomputed sampling of one profile at one rectification scale.
+
+    Build once per profile and scale; :meth:`features` then works on any
+    rectified image of that profile.
+    """
+
+    def __init__(self, profile: BoardProfile, px_per_mm: float) -> None:
+        self.profile = profile
+        self.px_per_mm = px_per_mm
+        w_mm, h_mm = profile.size_mm
+        self.width = round(w_mm * px_per_mm)
+        self.height = round(h_mm * px_per_mm)
+        s = px_per_mm
+
+        code_centres: list[tuple[float, float]] = []
+        for row in range(1, profile.rows + 1):
+            code_centres.extend(profile.hole_centres_mm(row))
+        code_centres.extend(profile.secret_centres_mm())
+        key_centres: list[tuple[float, float]] = []
+        for row in range(1, profile.rows + 1):
+            key_centres.extend(profile.key_centres_mm(row))
+        self.code_centres_mm = np.array(code_centres, dtype=np.float64)
+        self.key_centres_mm = np.array(key_centres, dtype=np.float64)
+        self.n_code = profile.rows * profile.holes
+        self.n_secret = profile.holes
+        self.n_keys = profile.key_holes
+
+        code_head = profile.code_hole_diameter_mm / 2
+        key_head = profile.key_hole_diameter_mm / 2 * 1.05
+        self.code_disc = _Points(self.code_centres_mm, s, *_disc_offsets(code_head * CODE_DISC_FRACTION * s))
+        self.key_disc = _Points(self.key_centres_mm, s, *_disc_offsets(key_head * KEY_DISC_FRACTION * s))
+        lo, hi = RING_FRACTIONS
+        self.code_ring = _Points(self.code_centres_mm, s, *_disc_offsets(code_head * hi * s, code_head * lo * s))
+        self.key_ring = _Points(self.key_centres_mm, s, *_disc_offsets(key_head * hi * s, key_head * lo * s))
+        # The centring window: up to half-way to the next hole of the row.
+        pitch = _min_pitch(self.code_centres_mm[: profile.holes]) if profile.holes > 1 else 2 * code_head + 2
+        win = max(code_head + 0.5, min(pitch - code_head - 0.3, code_head + MAX_SHIFT_MM))
+        self.code_window = _Points(self.code_centres_mm, s, *_disc_offsets(win * s, step=2))
+        k = len(self.code_disc.dx)
+        self._code_ranks = np.arange(int(k * RANK_LOW), max(int(k * RANK_HIGH), int(k * RANK_LOW) + 1))
+        kk = len(self.key_disc.dx)
+        self._key_ranks = np.arange(int(kk * RANK_LOW), max(int(kk * RANK_HIGH), int(kk * RANK_LOW) + 1))
+
+        # Plastic probe cells: the strips half-way between rows, beside every
+        # code and key hole, and the profile's plastic regions.
+        step = np.array(profile.row_step_mm, dtype=np.float64)
+        step_len = float(np.hypot(*step))
+        cell_mm = float(np.clip(step_len - profile.code_hole_diameter_mm - 2.0, 2.0, 5.0))
+        cells: dict[tuple[int, int], int] = {}
+        cell_centres: list[tuple[float, float]] = []
+        row_cells: list[list[int]] = [[] for _ in range(profile.rows)]
+        code_cells: list[list[int]] = []  # per code hole: probe cells beside it
+        key_cells: list[list[int]] = []
+
+        def add_cell(x: float, y: float) -> int | None:
+            if not (cell_mm / 2 <= x <= w_mm - cell_mm / 2 and cell_mm / 2 <= y <= h_mm - cell_mm / 2):
+                return None
+            key = (round(x * 4), round(y * 4))
+            if key not in cells:
+                cells[key] = len(cell_centres)
+                cell_centres.append((x, y))
+            return cells[key]
+
+        shield = profile.shield_mm
+        unit = step / max(step_len, 1e-9)
+
+        def midlines(hx: float, hy: float, origin: FloatArray) -> list[tuple[float, float]]:
+            # Half-way between this row and the next/previous one, level
+            # with the hole (a 2x2 key block must not probe its own pegs).
+            along = float(np.dot(np.array([hx, hy]) - origin, unit))
+            base = np.array([hx, hy]) - along * unit
+            return [(float(base[0] + sg * step[0]), float(base[1] + sg * step[1])) for sg in (-0.5, 0.5)]
+
+        for row in range(1, profile.rows + 1):
+            first = profile.hole_centres_mm(row)[0]
+            origin = np.array(first) - np.array(profile.hole_offsets_mm[0])
+            for group, out in ((profile.hole_centres_mm(row), code_cells), (profile.key_centres_mm(row), key_cells)):
+                for cx, cy in group:
+                    beside: list[int] = []
+                    for x, y in midlines(cx, cy, origin):
+                        if shield is not None and _inside(x, y, shield, cell_mm):
+                            continue
+                        c = add_cell(x, y)
+                        if c is not None:
+                            beside.append(c)
+                            row_cells[row - 1].append(c)
+                    out.append(beside)
+        # The secret holes use the cells beside them too (for local shading).
+        secret_origin = np.array(profile.secret_mm)
+        for cx, cy in profile.secret_centres_mm():
+            beside = []
+            for x, y in midlines(cx, cy, secret_origin):
+                if shield is not None and _inside(x, y, shield, cell_mm):
+                    continue
+                c = add_cell(x, y)
+                if c is not None:
+                    beside.append(c)
+            code_cells.append(beside)
+        self.n_probe_cells = len(cell_centres)
+        region_cells: list[tuple[float, float]] = []
+        for rx, ry, rw, rh in profile.plastic_regions_mm:
+            nx = max(int(rw // 8), 1)
+            ny = max(int(rh // 8), 1)
+            for i in range(nx):
+                for j in range(ny):
+                    region_cells.append((rx + (i + 0.5) * rw / nx, ry + (j + 0.5) * rh / ny))
+        region_half = min(
+            [cell_mm / 2] + [min(rw, rh) / 2 - 0.5 for _, _, rw, rh in profile.plastic_regions_mm]
+        )
+        all_cells = np.array(cell_centres + region_cells, dtype=np.float64).reshape(-1, 2)
+        self.cell_centres_mm = all_cells
+        stride = 2 if cell_mm * s > 12 else 1
+        self.cells = _Points(all_cells, s, *_square_offsets(max(region_half, 1.0) * s, stride))
+        self.row_cells = tuple(tuple(sorted(set(c))) for c in row_cells)
+        self.code_cells = tuple(tuple(c) for c in code_cells)
+        self.key_cells = tuple(tuple(c) for c in key_cells)
+        # Design matrices of the log-linear light model, in units of 100 mm.
+        self._design = _design(all_cells)
+        self._code_design = _design(self.code_centres_mm)
+        self._key_design = _design(self.key_centres_mm)
+        self._code_local = _local_matrix(self.code_cells, len(code_centres), len(all_cells))
+        self._key_local = _local_matrix(self.key_cells, len(key_centres), len(all_cells))
+        # Registration: a smooth (quadratic) displacement field over the board.
+        self._reg_code = _quad_design(self.code_centres_mm, w_mm, h_mm)
+        self._reg_key = _quad_design(self.key_centres_mm, w_mm, h_mm)
+        self._reg_cells = _quad_design(all_cells, w_mm, h_mm)
+        self._max_shift_px = MAX_SHIFT_MM * s
+
+    def _register(self, flat: NDArray[np.uint8], cell_med: FloatArray) -> FloatArray:
+        """Quadratic-field coefficients (6, 2) of the hole grid's displacement in px."""
+        local = _local_mean_rows(self._code_local, cell_med)
+        coef = np.zeros((6, 2), dtype=np.float64)
+        w = self.code_window
+        for _ in range(2):
+            pred = self._reg_code @ coef
+            ox = np.rint(pred[:, 0]).astype(np.intp)
+            oy = np.rint(pred[:, 1]).astype(np.intp)
+            px = flat[w.indices(self.width, self.height, ox, oy)].astype(np.int16)  # (n, K, 3)
+            diff = np.abs(px - local[:, None, :].astype(np.int16)).sum(axis=2)
+            wt = np.clip(diff - CENTRING_THRESHOLD, 0, None).astype(np.float64)
+            tot = wt.sum(axis=1)
+            ok = tot > 0.15 * wt.shape[1] * 40
+            if ok.sum() < 8:
+                return coef
+            dx = (wt @ w.dx) / np.maximum(tot, 1.0) + ox
+            dy = (wt @ w.dy) / np.maximum(tot, 1.0) + oy
+            obs = np.column_stack([dx, dy])[ok]
+            design = self._reg_code[ok]
+            coef = _robust_lstsq(design, obs, floor=0.6)
+            pred_all = self._reg_code @ coef
+            if np.abs(pred_all).max() > self._max_shift_px:
+                # Beyond what localisation can be off by: trust it instead.
+                shift = np.clip(np.median(obs, axis=0), -self._max_shift_px, self._max_shift_px)
+                coef = np.zeros((6, 2), dtype=np.float64)
+                coef[0] = shift
+        return coef
+
+    def features(
+        self, rect: NDArray[np.uint8], plastic_ref: Sequence[float] | None, *, register: bool = True
+    ) -> Features:
+        """Measure a rectified board image (``height`` x ``width`` x 3, BGR).
+
+        ``plastic_ref`` is the calibration's plastic colour (linear BGR);
+        None measures without normalisation (the first calibration pass).
+        """
+        if rect.shape[:2] != (self.height, self.width):
+            raise ValueError(f"rectified image is {rect.shape[:2]}, expected {(self.height, self.width)}")
+        flat = rect.reshape(-1, 3)
+        W, H = self.width, self.height
+        cell_med0 = np.median(flat[self.cells.indices(W, H)], axis=1)
+        coef = self._register(flat, cell_med0) if register else np.zeros((6, 2))
+
+        def offs(design: FloatArray) -> tuple[IntArray, IntArray]:
+            pred = design @ coef
+            return np.rint(pred[:, 0]).astype(np.intp), np.rint(pred[:, 1]).astype(np.intp)
+
+        cox, coy = offs(self._reg_code)
+        kox, koy = offs(self._reg_key)
+        lox, loy = offs(self._reg_cells)
+        code_px = flat[self.code_disc.indices(W, H, cox, coy)]  # (n, K, 3) uint8
+        key_px = flat[self.key_disc.indices(W, H, kox, koy)]
+        code_ring = flat[self.code_ring.indices(W, H, cox, coy)]
+        key_ring = flat[self.key_ring.indices(W, H, kox, koy)]
+        cell_med = np.median(flat[self.cells.indices(W, H, lox, loy)], axis=1)
+        code_med = _trimmed_median(code_px, self._code_ranks)
+        key_med = _trimmed_median(key_px, self._key_ranks)
+        code_lin = srgb_to_linear(code_med)
+        key_lin = srgb_to_linear(key_med)
+        code_ring_lin = srgb_to_linear(np.median(code_ring, axis=1))
+        key_ring_lin = srgb_to_linear(np.median(key_ring, axis=1))
+        cell_lin = np.maximum(srgb_to_linear(cell_med), 1e-4)
+
+        # Robust log-linear light model of the plastic.
+        logc = np.log(cell_lin)
+        light, good = _robust_plane(self._design, logc)
+        ratio = np.exp(logc - self._design @ light)  # per cell, per channel
+        grey = np.exp(np.mean(np.log(ratio), axis=1))
+        chroma = ratio.max(axis=1) / np.maximum(ratio.min(axis=1), 1e-6)
+        lo, hi = PLASTIC_BRIGHTNESS_RANGE
+        cell_ok = (chroma <= PLASTIC_CHROMA_RATIO) & (grey >= lo) & (grey <= hi)
+
+        # Local grey shading from the plastic-like cells beside each hole.
+        shade_log = np.where(cell_ok, np.log(np.clip(grey, lo, hi)), 0.0)
+        code_shade = _local_mean(self._code_local, shade_log, cell_ok)
+        key_shade = _local_mean(self._key_local, shade_log, cell_ok)
+        code_light = np.exp(self._code_design @ light + code_shade[:, None])
+        key_light = np.exp(self._key_design @ light + key_shade[:, None])
+        mean_plastic = np.exp(np.mean(logc[good], axis=0)) if good.any() else np.exp(logc.mean(axis=0))
+        ref = mean_plastic if plastic_ref is None else np.asarray(plastic_ref, dtype=np.float64)
+        code_lab = linear_bgr_to_lab(code_lin * ref / code_light)
+        key_lab = linear_bgr_to_lab(key_lin * ref / key_light)
+        code_ring_l = linear_bgr_to_lab(code_ring_lin * ref / code_light)[:, :1]
+        key_ring_l = linear_bgr_to_lab(key_ring_lin * ref / key_light)[:, :1]
+
+        # Per-row signature for motion detection: mean sRGB of each hole disc
+        # (glare included: a moving hand changes it all).
+        code_mean = code_px[: self.n_code].mean(axis=1).reshape(self.profile.rows, -1)
+        key_mean = key_px.mean(axis=1).reshape(self.profile.rows, -1)
+        signatures = np.concatenate([code_mean, key_mean], axis=1)
+        centre = (coef[0, 0], coef[0, 1])
+        return Features(
+            np.concatenate([code_lab, code_ring_l], axis=1),
+            np.concatenate([key_lab, key_ring_l], axis=1),
+            cell_ok,
+            signatures,
+            mean_plastic,
+            (float(centre[0]), float(centre[1])),
+            _clipped(code_med),
+            _clipped(key_med),
+        )
+
+
+def _clipped(med: FloatArray) -> NDArray[np.bool_]:
+    """Colours with one channel saturated and another not: the hue is lost."""
+    out: NDArray[np.bool_] = (med.max(axis=1) >= CLIP_LEVEL) & (med.min(axis=1) < CLIP_LEVEL - 15)
+    return out
+
+
+def _min_pitch(points: FloatArray) -> float:
+    d = np.linalg.norm(points[:, None, :] - points[None, :, :], axis=2)
+    d[d == 0] = np.inf
+    return float(d.min())
+
+
+def _design(points_mm: FloatArray) -> FloatArray:
+    return np.column_stack([np.ones(len(points_mm)), points_mm[:, 0] / 100.0, points_mm[:, 1] / 100.0])
+
+
+def _quad_design(points_mm: FloatArray, w: float, h: float) -> FloatArray:
+    x = points_mm[:, 0] / w - 0.5
+    y = points_mm[:, 1] / h - 0.5
+    return np.column_stack([np.ones(len(x)), x, y, x * x, x * y, y * y])
+
+
+def _local_matrix(beside: Sequence[Sequence[int]], n: int, n_cells: int) -> FloatArray:
+    m = np.zeros((n, n_cells), dtype=np.float64)
+    for i, cells in enumerate(beside):
+        for c in cells:
+            m[i, c] = 1.0
+    return m
+
+
+def _local_mean_rows(matrix: FloatArray, values: FloatArray) -> FloatArray:
+    w = matrix.sum(axis=1)
+    glob = np.median(values, axis=0)
+    s = matrix @ values
+    out: FloatArray = np.where(w[:, None] > 0, s / np.maximum(w, 1.0)[:, None], glob[None, :])
+    return out
+
+
+def _robust_lstsq(design: FloatArray, values: FloatArray, *, floor: float) -> FloatArray:
+    coef, *_ = np.linalg.lstsq(design, values, rcond=None)
+    good = np.ones(len(values), dtype=bool)
+    for _ in range(2):
+        resid = np.abs(values - design @ coef).max(axis=1)
+        mad = float(np.median(resid[good])) * 1.4826
+        new_good = resid <= max(3.0 * mad, floor)
+        if new_good.sum() < design.shape[1] + 2 or np.array_equal(new_good, good):
+            break
+        good = new_good
+        coef, *_ = np.linalg.lstsq(design[good], values[good], rcond=None)
+    return np.asarray(coef, dtype=np.float64)
+
+
+def _inside(x: float, y: float, rect: tuple[float, float, float, float], pad: float) -> bool:
+    rx, ry, rw, rh = rect
+    return rx - pad <= x <= rx + rw + pad and ry - pad <= y <= ry + rh + pad
+
+
+def _trimmed_median(px: NDArray[np.uint8], ranks: IntArray) -> FloatArray:
+    """Per-channel median of the pixels in the brightness-rank window."""
+    lum = px.astype(np.int16).sum(axis=2)
+    order = np.argsort(lum, axis=1)[:, ranks]
+    kept = np.take_along_axis(px, order[:, :, None], axis=1)
+    return np.asarray(np.median(kept, axis=1), dtype=np.float64)
+
+
+def _robust_plane(design: FloatArray, values: FloatArray) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """Least-squares plane per channel, refitted without outlying cells."""
+    coef, *_ = np.linalg.lstsq(design, values, rcond=None)
+    good = np.ones(len(values), dtype=bool)
+    for _ in range(2):
+        resid = np.abs(values - design @ coef).max(axis=1)
+        mad = float(np.median(resid[good])) * 1.4826
+        new_good = resid <= max(3.0 * mad, 0.08)
+        if new_good.sum() < 4 or np.array_equal(new_good, good):
+            break
+        good = new_good
+        coef, *_ = np.linalg.lstsq(design[good], values[good], rcond=None)
+    return np.asarray(coef, dtype=np.float64), good
+
+
+def _local_mean(matrix: FloatArray, values: FloatArray, ok: NDArray[np.bool_]) -> FloatArray:
+    w = matrix @ ok.astype(np.float64)
+    s = matrix @ np.where(ok, values, 0.0)
+    return np.where(w > 0, s / np.maximum(w, 1.0), 0.0)
+
+
+class BoardReader:
+    """Reads boards of one profile with one table's calibration.
+
+    ``read(frame)`` never raises on a bad frame: an unreadable board comes
+    back with ``problem`` set and every row "unknown".
+    """
+
+    def __init__(self, profile: BoardProfile, calibration: Calibration) -> None:
+        if calibration.profile != profile.name:
+            from vision.calibration import CalibrationError
+
+            raise CalibrationError(
+                f"calibration is for board {calibration.profile!r}, not {profile.name!r}"
+            )
+        self.profile = profile
+        self.calibration = calibration
+        self.sampler = BoardSampler(profile, calibration.px_per_mm)
+        self._localiser: Any = None
+        self.code_model: ColourModel = calibration.code_model
+        self.key_model: ColourModel = calibration.key_model
+        names = self.code_model.names
+        self._guess_allowed = [n != "shield" for n in names]
+        self._code_names = np.array(names, dtype=object)
+        key_names = self.key_model.names
+        self._key_is_place = np.array([n == profile.right_place_key for n in key_names])
+        self._key_is_colour = np.array([n == profile.right_colour_key for n in key_names])
+        self._key_is_empty = np.array([n == EMPTY for n in key_names])
+        self.last_localisation: Any = None
+        self.last_rectified: NDArray[np.uint8] | None = None
+
+    @property
+    def localiser(self) -> Any:
+        """The localiser the calibration asks for (made on first use)."""
+        if self._localiser is None:
+            self._localiser = self.calibration.localiser(self.profile)
+        return self._localiser
+
+    def read(self, frame: NDArray[np.uint8], *, at_ns: int | None = None) -> BoardReading:
+        """Read one BGR frame; ``at_ns`` defaults to ``time.monotonic_ns()``."""
+        from vision.localise import rectify
+
+        stamp = time.monotonic_ns() if at_ns is None else at_ns
+        loc = self.localiser.locate(frame)
+        self.last_localisation = loc
+        if not loc.ok:
+            self.last_rectified = None
+            return self.unreadable(loc.problem or "no board found", stamp)
+        rect = rectify(frame, loc, px_per_mm=self.calibration.px_per_mm)
+        self.last_rectified = rect
+        return self.read_rectified(rect, at_ns=stamp)
+
+    def unreadable(self, problem: str, at_ns: int) -> BoardReading:
+        """A reading that says the board could not be read, and why."""
+        p = self.profile
+        rows = tuple(unreadable_row(r, p.holes, p.key_holes) for r in range(1, p.rows + 1))
+        return BoardReading(p.name, rows, None, problem, at_ns)
+
+    def read_rectified(self, rect: NDArray[np.uint8], *, at_ns: int = 0) -> BoardReading:
+        """Read an already rectified board image."""
+        p = self.profile
+        f = self.sampler.features(rect, self.calibration.plastic_linear)
+        n_guess = p.rows * p.holes
+        cc = self.code_model.classify(f.code[:n_guess], allowed=self._guess_allowed)
+        sc = self.code_model.classify(f.code[n_guess:])
+        kc = self.key_model.classify(f.keys)
+        code_ok = cc.accepted & ~_clip_mask(f.code_clipped, 0, n_guess)
+        secret_ok = sc.accepted & ~_clip_mask(f.code_clipped, n_guess, n_guess + p.holes)
+        key_ok = kc.accepted & ~_clip_mask(f.key_clipped, 0, len(kc.accepted))
+        code_names = self._code_names[cc.best]
+        rows: list[RowReading] = []
+        n_k = p.key_holes
+        for r in range(p.rows):
+            occluded = not bool(np.all(f.cell_ok[list(self.sampler.row_cells[r])])) if self.sampler.row_cells[r] else False
+            if occluded:
+                rows.append(unreadable_row(r + 1, p.holes, n_k, ROW_OCCLUDED))
+                continue
+            sl = slice(r * p.holes, (r + 1) * p.holes)
+            holes: list[HoleReading] = []
+            for name, acc, conf in zip(code_names[sl], code_ok[sl], cc.confidence[sl], strict=True):
+                holes.append(HoleReading(str(name) if acc else UNKNOWN, float(conf)))
+            ks = slice(r * n_k, (r + 1) * n_k)
+            kbest = kc.best[ks]
+            kacc = key_ok[ks]
+            black = int(self._key_is_place[kbest].sum())
+            white = int(self._key_is_colour[kbest].sum())
+            empty = int(self._key_is_empty[kbest].sum())
+            kconf = float(kc.confidence[ks].min())
+            if not kacc.all():
+                kstatus = ROW_UNKNOWN
+            elif black + white == 0:
+                kstatus = ROW_EMPTY
+            else:
+                kstatus = ROW_OK
+            keys = KeyReading(black, white, empty, kconf, kstatus)
+            if any(not h.is_certain for h in holes) or kstatus == ROW_UNKNOWN:
+                status = ROW_UNKNOWN
+            elif all(h.colour == EMPTY for h in holes) and kstatus == ROW_EMPTY:
+                status = ROW_EMPTY
+            else:
+                status = ROW_OK
+            rows.append(RowReading(r + 1, tuple(holes), keys, status))
+        secret = self._read_secret(sc.best, secret_ok, sc.confidence)
+        sigs = tuple(tuple(float(v) for v in s) for s in f.signatures)
+        return BoardReading(p.name, tuple(rows), secret, None, at_ns, row_signatures=sigs)
+
+    def _read_secret(
+        self, best: NDArray[np.intp], ok: NDArray[np.bool_], conf: FloatArray
+    ) -> tuple[HoleReading, ...] | None:
+        p = self.profile
+        names = self._code_names[best]
+        if int(np.sum(names == "shield")) * 2 >= p.holes:
+            return None  # the shield hides the secret
+        holes = tuple(
+            HoleReading(str(n) if a and n != "shield" else UNKNOWN, float(c))
+            for n, a, c in zip(names, ok, conf, strict=True)
+        )
+        if all(h.colour == EMPTY for h in holes):
+            return None  # no secret set up (or not visible)
+        if all(h.colour == UNKNOWN for h in holes):
+            return None
+        return holes
+
+
+def _clip_mask(mask: NDArray[np.bool_] | None, start: int, stop: int) -> NDArray[np.bool_]:
+    if mask is None:
+        return np.zeros(stop - start, dtype=bool)
+    out: NDArray[np.bool_] = mask[start:stop]
+    return out

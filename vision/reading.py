@@ -1,0 +1,308 @@
+"""What the camera read off a board, with how sure it is.
+
+A :class:`BoardReading` is the reader's answer for one frame (or, after the
+temporal filter, the accepted answer). Every hole carries a confidence, and
+"unknown" and "occluded" are proper answers: the table program never flags a
+mis-mark on a row whose status is not ``"ok"``.
+
+``to_record``/``from_record`` convert to and from the game-record JSON shape
+of ``pegwatch judge`` (``{"rules", "secret", "rows": [{"guess", "black",
+"white"}], "timeout"}``) plus extra keys: per-hole ``confidence``, the row
+``status``, the key reading's confidence and status, and the board
+``problem``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rules.errors import PegwatchError
+
+EMPTY = "empty"
+UNKNOWN = "unknown"
+OCCLUDED = "occluded"
+
+ROW_OK = "ok"
+ROW_UNKNOWN = "unknown"
+ROW_OCCLUDED = "occluded"
+ROW_EMPTY = "empty"
+ROW_STATUSES = (ROW_OK, ROW_UNKNOWN, ROW_OCCLUDED, ROW_EMPTY)
+
+
+class ReadingRecordError(PegwatchError):
+    """A reading or truth record (game-record JSON) is malformed."""
+
+
+@dataclass(frozen=True)
+class HoleReading:
+    """One hole: a palette colour name, ``"empty"``, ``"unknown"`` or ``"occluded"``.
+
+    ``confidence`` is in [0, 1]: for a colour or ``"empty"`` it is how sure the
+    reader is of that answer; for ``"unknown"`` it is the confidence of the
+    best (rejected) guess.
+    """
+
+    colour: str
+    confidence: float
+
+    @property
+    def is_certain(self) -> bool:
+        """True when the hole was read as a colour or as empty."""
+        return self.colour not in (UNKNOWN, OCCLUDED)
+
+
+@dataclass(frozen=True)
+class KeyReading:
+    """The key pegs of one row, counted whatever their positions.
+
+    ``status`` is ``"ok"`` (every key hole read confidently), ``"unknown"``
+    (at least one key hole is ambiguous: the counts are the reader's best
+    guess and must not be judged), ``"occluded"`` or ``"empty"`` (no key peg).
+    """
+
+    black: int
+    white: int
+    empty: int
+    confidence: float
+    status: str
+
+    @property
+    def is_certain(self) -> bool:
+        """True when the counts can be judged."""
+        return self.status in (ROW_OK, ROW_EMPTY)
+
+
+@dataclass(frozen=True)
+class RowReading:
+    """One guess row: its code holes and its key pegs.
+
+    ``status``: ``"ok"`` (a complete guess read confidently with its keys),
+    ``"unknown"`` (something in the row is uncertain: ask the arbiter, never
+    flag), ``"occluded"`` (something covers the row), ``"empty"`` (no peg at
+    all).
+    """
+
+    row: int
+    holes: tuple[HoleReading, ...]
+    keys: KeyReading
+    status: str
+
+    @property
+    def guess(self) -> tuple[str, ...]:
+        """The colour names, one per hole (may contain unknown/occluded/empty)."""
+        return tuple(h.colour for h in self.holes)
+
+
+@dataclass(frozen=True)
+class BoardReading:
+    """The whole board as read from one frame (or as accepted over time).
+
+    ``rows`` holds every row of the profile, row 1 first. ``secret`` is
+    ``None`` when the shield hides the secret row. ``problem`` is set when
+    the board could not be read at all (e.g. "board moved, recalibrate");
+    then every row is unknown. ``at_ns`` is the frame's monotonic stamp.
+    ``changed_rows`` is filled by the temporal filter: the rows whose
+    accepted value changed with this update. ``row_signatures`` is a small
+    per-row appearance summary the temporal filter uses to detect motion;
+    it does not take part in equality.
+    """
+
+    profile: str
+    rows: tuple[RowReading, ...]
+    secret: tuple[HoleReading, ...] | None
+    problem: str | None
+    at_ns: int
+    changed_rows: frozenset[int] = frozenset()
+    row_signatures: tuple[tuple[float, ...], ...] | None = field(
+        default=None, compare=False, repr=False
+    )
+
+    def row(self, number: int) -> RowReading:
+        """The reading of row ``number`` (1-based)."""
+        return self.rows[number - 1]
+
+    @property
+    def played_rows(self) -> tuple[RowReading, ...]:
+        """The rows up to the last one that is not empty."""
+        last = 0
+        for r in self.rows:
+            if r.status != ROW_EMPTY:
+                last = r.row
+        return self.rows[:last]
+
+    def to_record(self, *, rules: str = "mso") -> dict[str, Any]:
+        """The game-record dict of ``pegwatch judge`` plus reading extras.
+
+        Rows after the last non-empty row are left out, as in a game record.
+        """
+        rows: list[dict[str, Any]] = []
+        for r in self.played_rows:
+            rows.append(
+                {
+                    "guess": [h.colour for h in r.holes],
+                    "black": r.keys.black,
+                    "white": r.keys.white,
+                    "confidence": [round(h.confidence, 4) for h in r.holes],
+                    "status": r.status,
+                    "keys_status": r.keys.status,
+                    "keys_confidence": round(r.keys.confidence, 4),
+                    "key_empty": r.keys.empty,
+                }
+            )
+        record: dict[str, Any] = {
+            "rules": rules,
+            "secret": None if self.secret is None else [h.colour for h in self.secret],
+            "rows": rows,
+            "timeout": None,
+            "profile": self.profile,
+            "board_rows": len(self.rows),
+            "problem": self.problem,
+        }
+        if self.secret is not None:
+            record["secret_confidence"] = [round(h.confidence, 4) for h in self.secret]
+        return record
+
+    @classmethod
+    def from_record(
+        cls,
+        record: Mapping[str, Any],
+        *,
+        holes: int | None = None,
+        board_rows: int | None = None,
+        keys_per_row: int | None = None,
+        where: str = "record",
+    ) -> BoardReading:
+        """Parse a game record (a truth file or a saved reading).
+
+        Missing confidences count as 1.0 (a truth record is certain). Rows
+        not in the record are empty. ``holes``/``board_rows`` default to
+        what the record itself says.
+        """
+        if not isinstance(record, Mapping):
+            raise ReadingRecordError(f"{where}: expected a JSON object, got {type(record).__name__}")
+        raw_rows = record.get("rows")
+        if not isinstance(raw_rows, list):
+            raise ReadingRecordError(f"{where}: 'rows' must be a list")
+        n_rows = board_rows if board_rows is not None else record.get("board_rows", len(raw_rows))
+        if not isinstance(n_rows, int) or n_rows < len(raw_rows):
+            raise ReadingRecordError(
+                f"{where}: {len(raw_rows)} rows given but the board has {n_rows}"
+            )
+        rows: list[RowReading] = []
+        n_holes = holes
+        for i, raw in enumerate(raw_rows, start=1):
+            at = f"{where}: rows[{i - 1}]"
+            if not isinstance(raw, Mapping):
+                raise ReadingRecordError(f"{at}: expected an object")
+            guess = _colour_list(raw.get("guess"), f"{at}.guess")
+            if n_holes is None:
+                n_holes = len(guess)
+            if len(guess) != n_holes:
+                raise ReadingRecordError(
+                    f"{at}.guess: {len(guess)} colours, the board has {n_holes} holes"
+                )
+            conf = _confidences(raw.get("confidence"), len(guess), f"{at}.confidence")
+            black = _count(raw.get("black", 0), f"{at}.black")
+            white = _count(raw.get("white", 0), f"{at}.white")
+            if keys_per_row is not None and black + white > keys_per_row:
+                raise ReadingRecordError(
+                    f"{at}: black {black} + white {white} exceeds the {keys_per_row} key holes"
+                )
+            n_keys = keys_per_row if keys_per_row is not None else len(guess)
+            key_empty = raw.get("key_empty", max(n_keys - black - white, 0))
+            key_status = raw.get("keys_status")
+            if key_status is None:
+                key_status = ROW_EMPTY if black + white == 0 else ROW_OK
+            kconf = raw.get("keys_confidence", 1.0)
+            status = raw.get("status")
+            if status is None:
+                status = ROW_EMPTY if all(c == EMPTY for c in guess) and black + white == 0 else ROW_OK
+            if status not in ROW_STATUSES:
+                raise ReadingRecordError(f"{at}.status: {status!r} is not one of {ROW_STATUSES}")
+            rows.append(
+                RowReading(
+                    row=i,
+                    holes=tuple(HoleReading(c, p) for c, p in zip(guess, conf, strict=True)),
+                    keys=KeyReading(black, white, int(key_empty), float(kconf), str(key_status)),
+                    status=str(status),
+                )
+            )
+        if n_holes is None:
+            n_holes = 0
+        n_keys_empty = keys_per_row if keys_per_row is not None else n_holes
+        for i in range(len(raw_rows) + 1, n_rows + 1):
+            rows.append(empty_row(i, n_holes, n_keys_empty))
+        raw_secret = record.get("secret")
+        secret: tuple[HoleReading, ...] | None = None
+        if raw_secret is not None:
+            colours = _colour_list(raw_secret, f"{where}.secret")
+            if n_holes and len(colours) != n_holes:
+                raise ReadingRecordError(
+                    f"{where}.secret: {len(colours)} colours, the board has {n_holes} holes"
+                )
+            sconf = _confidences(record.get("secret_confidence"), len(colours), f"{where}.secret_confidence")
+            secret = tuple(HoleReading(c, p) for c, p in zip(colours, sconf, strict=True))
+        profile = record.get("profile", "")
+        problem = record.get("problem")
+        return cls(
+            profile=str(profile),
+            rows=tuple(rows),
+            secret=secret,
+            problem=None if problem is None else str(problem),
+            at_ns=int(record.get("at_ns", 0)),
+        )
+
+
+def empty_row(row: int, holes: int, key_holes: int, confidence: float = 1.0) -> RowReading:
+    """A row with no peg at all."""
+    return RowReading(
+        row=row,
+        holes=tuple(HoleReading(EMPTY, confidence) for _ in range(holes)),
+        keys=KeyReading(0, 0, key_holes, confidence, ROW_EMPTY),
+        status=ROW_EMPTY,
+    )
+
+
+def unreadable_row(row: int, holes: int, key_holes: int, status: str = ROW_UNKNOWN) -> RowReading:
+    """A row that could not be read at all (``status`` unknown or occluded)."""
+    colour = OCCLUDED if status == ROW_OCCLUDED else UNKNOWN
+    return RowReading(
+        row=row,
+        holes=tuple(HoleReading(colour, 0.0) for _ in range(holes)),
+        keys=KeyReading(0, 0, 0, 0.0, status),
+        status=status,
+    )
+
+
+def _colour_list(value: object, where: str) -> list[str]:
+    if not isinstance(value, Sequence) or isinstance(value, str):
+        raise ReadingRecordError(f"{where}: expected a list of colour names")
+    out: list[str] = []
+    for j, c in enumerate(value):
+        if not isinstance(c, str) or not c:
+            raise ReadingRecordError(f"{where}[{j}]: expected a colour name, got {c!r}")
+        out.append(c.strip().lower())
+    return out
+
+
+def _confidences(value: object, n: int, where: str) -> list[float]:
+    if value is None:
+        return [1.0] * n
+    if not isinstance(value, Sequence) or isinstance(value, str) or len(value) != n:
+        raise ReadingRecordError(f"{where}: expected a list of {n} numbers")
+    out: list[float] = []
+    for j, v in enumerate(value):
+        if isinstance(v, bool) or not isinstance(v, int | float) or not 0.0 <= v <= 1.0:
+            raise ReadingRecordError(f"{where}[{j}]: expected a number in [0, 1], got {v!r}")
+        out.append(float(v))
+    return out
+
+
+def _count(value: object, where: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ReadingRecordError(f"{where}: expected a count >= 0, got {value!r}")
+    return value
