@@ -187,7 +187,14 @@ class TableClockDevice:
     # -- events in ------------------------------------------------------------
 
     def emit(self, event: DeviceEvent) -> None:
-        """Hand *event* to the sink (journal, then :meth:`apply`)."""
+        """Hand *event* to the sink (journal, then :meth:`apply`).
+
+        Events are handed over one at a time, in order, under this
+        device's lock; so a sink must not wait for a lock that is held
+        elsewhere while that holder calls into this device. An exception
+        from the sink reaches the caller (on gpiozero's thread it is
+        logged): the sink decides what a failed journal write means.
+        """
         with self._lock:
             if self._closed:
                 return

@@ -19,21 +19,20 @@ repository's ``firmware_config/pegwatch.toml``, else
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import logging
 import math
 import os
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any, Final
+from typing import Final
 
 from device.buzzer import BuzzerSettings
+from device.display.devices import DisplaySettings
 from device.errors import ConfigError
-from device.pins import I2C_PINS, PinMap
+from device.pins import PinMap
 
 logger = logging.getLogger(__name__)
 
@@ -137,9 +136,7 @@ class TableConfig:
     camera: str = "render"
     pins: PinMap = field(default_factory=PinMap)
     buzzer: BuzzerSettings = field(default_factory=BuzzerSettings)
-    #: A ``DisplaySettings`` when ``device.display.devices`` provides one,
-    #: else the raw ``[display]`` table.
-    display: Any = field(default_factory=lambda: MappingProxyType({}))
+    display: DisplaySettings = field(default_factory=DisplaySettings)
     journal: Path = field(default_factory=default_journal_path)
     evidence: bool = True
     hardware: str = "auto"
@@ -293,15 +290,19 @@ def _table(name: str, data: Mapping[str, object], section: str) -> Mapping[str, 
     return value
 
 
-def _registry(module: str, function: str) -> tuple[str, ...] | None:
-    """Names from another package's registry, or ``None`` while it does not exist yet."""
-    try:
-        names: Callable[[], object] = getattr(importlib.import_module(module), function)
-    except (ImportError, AttributeError):
-        logger.debug("%s.%s() not available; name not checked", module, function)
-        return None
-    result = names()
-    return tuple(str(n) for n in result) if isinstance(result, tuple | list) else None
+def _registry(name: str) -> tuple[str, ...]:
+    """The names a registry of another package knows (imported here, not at start-up)."""
+    if name == "rules":
+        from rules.variants import variant_names
+
+        return tuple(variant_names())
+    if name == "clock":
+        from rules.clock import preset_names
+
+        return tuple(preset_names())
+    from vision.profile import profile_names
+
+    return tuple(profile_names())
 
 
 def _resolve(base: Path, raw: str) -> Path:
@@ -326,12 +327,10 @@ def _players(s: _Section) -> tuple[str, str]:
     return names[0], names[1]
 
 
-def _named(s: _Section, key: str, default: str, registry: tuple[str, ...] | None, what: str) -> str:
+def _named(s: _Section, key: str, default: str, registry: tuple[str, ...], what: str) -> str:
     value = s.string(key, default)
-    if registry is not None and value not in registry:
+    if value not in registry:
         raise s.fail(key, f"{value!r} is not a known {what}; allowed: {', '.join(registry)}")
-    if not value:
-        raise s.fail(key, f"empty; name a {what}")
     return value
 
 
@@ -342,8 +341,8 @@ def _board(s: _Section, base: Path) -> str:
         if not path.is_file():
             raise s.fail("board", f"{value!r}: no such profile file ({path})")
         return str(path)
-    names = _registry("vision.profile", "profile_names")
-    if names is not None and value not in names:
+    names = _registry("board")
+    if value not in names:
         raise s.fail(
             "board",
             f"{value!r} is not a known board profile; allowed: {', '.join(names)} "
@@ -395,29 +394,6 @@ def _resolution(s: _Section) -> tuple[int, int]:
     return width, height
 
 
-def _display(name: str, data: Mapping[str, object]) -> Any:
-    try:
-        module = importlib.import_module("device.display.devices")
-        settings = module.DisplaySettings
-    except (ImportError, AttributeError):
-        # The display module is not there yet: keep the table as written.
-        return MappingProxyType(dict(data))
-    return settings.from_mapping(data, source=name)
-
-
-def _reserved_pins(display: Any) -> Mapping[int, str]:
-    """GPIOs the display needs, which the pin map must leave alone."""
-    reserved = getattr(display, "reserved_pins", None)
-    if isinstance(reserved, Mapping):
-        return reserved
-    interface = getattr(display, "interface", None)
-    if interface is None and isinstance(display, Mapping):
-        interface = display.get("interface")
-    if isinstance(interface, str) and interface.lower() != "i2c":
-        return {}
-    return {pin: f"the display ({what})" for pin, what in I2C_PINS.items()}
-
-
 def config_from_mapping(
     data: Mapping[str, object],
     *,
@@ -456,12 +432,8 @@ def config_from_mapping(
 
     match = sections["match"]
     players = _players(match)
-    rules = _named(
-        match, "rules", "mso", _registry("rules.variants", "variant_names"), "rules preset"
-    )
-    clock = _named(
-        match, "clock", "mso-mastermind", _registry("rules.clock", "preset_names"), "clock preset"
-    )
+    rules = _named(match, "rules", "mso", _registry("rules"), "rules preset")
+    clock = _named(match, "clock", "mso-mastermind", _registry("clock"), "clock preset")
 
     camera_s = sections["camera"]
     camera = _camera(camera_s, base, simulated)
@@ -483,9 +455,10 @@ def config_from_mapping(
         raise journal_s.fail("path", f'{journal_raw!r} is a directory; give a file path, or "auto"')
     max_mb = journal_s.integer("max_mb", 0, 0, 1_000_000)
 
-    display = _display(name, _table(name, data, "display"))
+    display = DisplaySettings.from_mapping(_table(name, data, "display"), source=name)
+    # The display's bus pins (I2C, or SPI and its DC/RST) are not for buttons.
     pins = PinMap.from_mapping(
-        _table(name, data, "pins"), source=name, reserved=_reserved_pins(display)
+        _table(name, data, "pins"), source=name, reserved=display.reserved_pins()
     )
     buzzer = BuzzerSettings.from_mapping(_table(name, data, "buzzer"), source=name)
 

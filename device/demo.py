@@ -50,7 +50,7 @@ FRAME_NS = 100 * MS
 T0 = 1_000 * S
 
 SECRET_1 = ("red", "green", "blue", "yellow")
-SECRET_2 = ("orange", "pink", "pink", "white")
+SECRET_2 = ("orange", "purple", "purple", "white")
 PLAYERS = ("Alice", "Bob")
 
 
@@ -79,10 +79,10 @@ class Scene:
     seed: int = 1
 
     def photo(self) -> NDArray[np.uint8]:
-        """Render the board as the camera sees it now."""
+        """Render the board as the camera sees it now (the same scene gives the
+        same photo: the renderer's seed also places each peg's jitter)."""
         from vision.render import render
 
-        self.seed += 1
         return render(self.profile, self.contents, self.conditions, seed=self.seed).image
 
     def place_guess(self, row: int, guess: Sequence[str]) -> None:
@@ -184,13 +184,17 @@ class GifRecorder:
         self.frames.append(image.resize((self.size[0] * self.scale, self.size[1] * self.scale)))
         self.stamps.append(at_ns)
 
-    def save(self, path: str | Path, *, frame_ms: int = 350) -> Path:
-        """Write the GIF (each picture ``frame_ms``; the last one held longer)."""
+    def save(self, path: str | Path, *, speedup: float = 30.0) -> Path:
+        """Write the GIF, time running ``speedup`` times faster than at the
+        table (each picture held 40 ms to 1.5 s; the last one 4 s)."""
         out = Path(path)
         if not self.frames:
             raise ValueError("no display frames to save")
-        durations = [frame_ms] * len(self.frames)
-        durations[-1] = 3000
+        durations = []
+        for i in range(len(self.frames)):
+            dt_ns = self.stamps[i + 1] - self.stamps[i] if i + 1 < len(self.stamps) else 0
+            durations.append(int(min(1500, max(40, dt_ns / 1e6 / speedup))))
+        durations[-1] = 4000
         self.frames[0].save(
             out, save_all=True, append_images=self.frames[1:], duration=durations, loop=0, optimize=True
         )
@@ -318,7 +322,7 @@ def run_demo(
         program.confirm_row_from_camera(1, 2)
         program.step()
         # Row 3: Alice marks 1 black 1 white; the right marks are 1 black 2 white.
-        d.play_row(1, 3, alice, bob, ("red", "blue", "green", "pink"), SECRET_1,
+        d.play_row(1, 3, alice, bob, ("red", "blue", "green", "purple"), SECRET_1,
                    think_s=52, mark_s=15, marks=(1, 1))
         d.think(6 * S)
         scene.shield(open_=True)
@@ -331,10 +335,10 @@ def run_demo(
         d.press(bob)
         d.settle()
         scene.shield(open_=False)
-        d.play_row(2, 1, bob, alice, ("orange", "orange", "pink", "pink"), SECRET_2, think_s=95, mark_s=14)
-        d.play_row(2, 2, bob, alice, ("pink", "orange", "white", "red"), SECRET_2, think_s=140, mark_s=21)
+        d.play_row(2, 1, bob, alice, ("orange", "orange", "purple", "purple"), SECRET_2, think_s=95, mark_s=14)
+        d.play_row(2, 2, bob, alice, ("purple", "orange", "white", "red"), SECRET_2, think_s=140, mark_s=21)
         # Alice thinks too long over row 3: her flag falls at 8:00.
-        d.think(6 * 60 * S, step_ns=10 * S)
+        d.think(6 * 60 * S, step_ns=S)
         scene.shield(open_=True)
         d.settle()
         if flow.phase is not Phase.MATCH_OVER:

@@ -111,9 +111,12 @@ class TableHardware:
         self.buzzer_settings = buzzer or BuzzerSettings()
         self.sounder = Sounder(self.buzzer_device, self.buzzer_settings)
         self._led_states: list[str] = ["off"] * len(self.leds)
+        self._led_lock = threading.Lock()
         self._arbiter_down_ns: int | None = None
         self._arbiter_held_fired = False
 
+        self._pressed = threading.Condition()
+        self._last_press: tuple[int | None, int] | None = None
         self._wake = threading.Event()
         self._watcher: threading.Thread | None = None
         if watch:
@@ -194,7 +197,14 @@ class TableHardware:
     # -- outputs ------------------------------------------------------------
 
     def show_turn(self, on_move: int | None, *, paused: bool = False) -> None:
-        """Light the LED of the player on move (blinking while paused)."""
+        """Light the LED of the player on move (blinking while paused).
+
+        Cheap when nothing changes, so it may be called on every event.
+        """
+        with self._led_lock:
+            self._show_turn(on_move, paused)
+
+    def _show_turn(self, on_move: int | None, paused: bool) -> None:
         for index, led in enumerate(self.leds):
             want = "off"
             if index == on_move:
@@ -230,7 +240,22 @@ class TableHardware:
             return
         self._dispatch(player, change)
 
+    def wait_for_press(self, timeout: float | None = None) -> tuple[int | None, int] | None:
+        """Wait for the next accepted press of any button.
+
+        Returns ``(player, at_ns)`` (``player`` is ``None`` for the arbiter)
+        or ``None`` on timeout. For wiring checks; play uses ``when_*``.
+        """
+        with self._pressed:
+            before = self._last_press
+            self._pressed.wait_for(lambda: self._last_press is not before, timeout)
+            return None if self._last_press is before else self._last_press
+
     def _dispatch(self, player: int | None, change: Change) -> None:
+        if change.pressed:
+            with self._pressed:
+                self._last_press = (player, change.at_ns)
+                self._pressed.notify_all()
         if player is not None:
             if change.pressed and self.when_player_pressed is not None:
                 self._call(self.when_player_pressed, player, change.at_ns)

@@ -292,7 +292,8 @@ class Journal:
                 db.execute(f"PRAGMA application_id={APPLICATION_ID}")
                 db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                 db.execute(
-                    "INSERT INTO meta(key, value) VALUES (?, ?), (?, ?)",
+                    # OR IGNORE: another process may have created it meanwhile.
+                    "INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?), (?, ?)",
                     (
                         "match_id",
                         json.dumps(uuid.uuid4().hex),
@@ -308,7 +309,11 @@ class Journal:
             self.what = what
 
         def __enter__(self) -> None:
-            self.journal._db.execute("BEGIN IMMEDIATE")
+            try:
+                self.journal._db.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                # Locked by another writer past the timeout, or an I/O error.
+                raise self.journal._storage_error(self.what, exc) from None
 
         def __exit__(
             self,
@@ -733,6 +738,10 @@ class _HeldEvidence:
     reading: Mapping[str, object]
 
 
+def _cause(alarm: str) -> str:
+    return alarm.split(":", 1)[0]
+
+
 class JournalWriter:
     """Appends to a :class:`Journal`, holding events in memory while the disk is full.
 
@@ -744,8 +753,9 @@ class JournalWriter:
     at ``max_held_image_bytes`` (the oldest are dropped beyond it, counted in
     :attr:`dropped_evidence`); events are never dropped.
 
-    ``when_alarm`` is called with the new alarm text, or with ``None`` once
-    the backlog is written.
+    ``when_alarm`` is called when the alarm is raised or its cause changes
+    (with the text) and when it clears (with ``None``); :attr:`alarm` always
+    has the current count.
     """
 
     def __init__(
@@ -791,17 +801,20 @@ class JournalWriter:
             held = self.pending
             what = "DISK FULL" if isinstance(self._error, JournalFullError) else "JOURNAL FAILING"
             alarm = f"{what}: {held} event{'s' if held != 1 else ''} held in memory ({self._error})"
-        if alarm != self._alarm:
-            # Log the raising and the clearing; the count changing is detail.
-            if alarm is None:
-                logger.warning("journal: held events written, alarm cleared")
-            elif self._alarm is None:
-                logger.error("journal: %s", alarm)
-            else:
-                logger.debug("journal: %s", alarm)
-            self._alarm = alarm
-            if self.when_alarm is not None:
-                self.when_alarm(alarm)
+        if alarm == self._alarm:
+            return
+        before, self._alarm = self._alarm, alarm
+        # Raising, clearing and a change of cause are news (logged, and
+        # passed to when_alarm); the held count going up is detail.
+        if alarm is None:
+            logger.warning("journal: held events written, alarm cleared")
+        elif before is None or _cause(before) != _cause(alarm):
+            logger.error("journal: %s", alarm)
+        else:
+            logger.debug("journal: %s", alarm)
+            return
+        if self.when_alarm is not None:
+            self.when_alarm(alarm)
 
     def append(
         self, kind: str, payload: Mapping[str, object], *, at_ns: int

@@ -87,6 +87,7 @@ class TableProgram:
         on_line: Callable[[str], None] | None = None,
         offset_ns: int = 0,
         watchdog: Any = None,
+        heartbeat_ns: int = 1_000_000_000,
     ) -> None:
         self.flow = flow
         self.journal = journal
@@ -98,6 +99,10 @@ class TableProgram:
         self.watchdog = watchdog
         #: continuous (flow) time = this boot's monotonic stamp + offset_ns
         self.offset_ns = offset_ns
+        #: While a clock runs, a ``tick`` is journaled this often, so that a
+        #: power cut loses at most this much of the running player's time
+        #: (the clock comes back at the last journaled instant).
+        self.heartbeat_ns = heartbeat_ns
         self.queue: queue.Queue[_Queued] = queue.Queue()
         self.transcript: list[str] = []
         self.verdicts: list[dict[str, Any]] = []
@@ -210,9 +215,15 @@ class TableProgram:
                 item = self.queue.get_nowait()
             except queue.Empty:
                 item = None
-        self._check_flag(self.now_ns())
-        if done:
-            self._push_requests()
+        now = self.now_ns()
+        self._check_flag(now)
+        if (
+            self.heartbeat_ns > 0
+            and now - self._last_raw >= self.heartbeat_ns
+            and self.flow.on_move(now + self.offset_ns) is not None
+        ):
+            self._journal_and_apply("tick", {}, now)
+        self._push_requests()
         self.writer.flush()
         self.refresh_display()
         if self.watchdog is not None:

@@ -7,7 +7,7 @@ configured source (the renderer by default), and the display in the
 terminal (or an emulator PNG/GIF, as ``[display]`` says).
 
 ``--script FILE`` replaces the keyboard with commands, one a line
-(``press 0``, ``arbiter pause``, ``arbiter resume``, ``confirm``,
+(``press 0 [TAG]``, ``arbiter pause``, ``arbiter resume``, ``confirm``,
 ``status``, ``quit``), each answered on stdout with ``ack SEQ`` once the
 event is journaled: what the fault tests drive and kill.
 """
@@ -162,7 +162,11 @@ def _run_script(program: TableProgram, script: str, out: IO[str]) -> int:
             if cmd == "quit":
                 break
             if cmd == "press" and args:
-                program.press(int(args[0]))
+                # An optional tag lets a test find this very press in the journal.
+                payload: dict[str, object] = {"player": int(args[0])}
+                if len(args) > 1:
+                    payload["tag"] = args[1]
+                program.submit("press", payload)
             elif cmd == "arbiter" and args:
                 program.arbiter(args[0])
             elif cmd == "confirm":

@@ -123,6 +123,9 @@ class VisionWorker:
         self._lock = threading.Lock()
         self._requests: tuple[tuple[ReadRequest, int], ...] = ()
         self._progress: dict[tuple[int, int, str], _Progress] = {}
+        # Per row and kind of value ("guess", "marks", "secret"): the value
+        # read in the latest frames and for how many frames in a row, still.
+        self._streaks: dict[tuple[int, str], tuple[tuple[object, ...] | None, int]] = {}
         self._answered: set[tuple[int, int, str, int]] = set()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -154,6 +157,7 @@ class VisionWorker:
         """Read one frame stamped ``at_ns`` and answer what it settles."""
         reading = self.reader.read(frame, at_ns=at_ns)
         self.stable.update(reading)
+        self._update_streaks(reading)
         self.frames_read += 1
         self.last_reading = reading
         with self._lock:
@@ -174,6 +178,32 @@ class VisionWorker:
             self.submit("reading", answer, at_ns, jpeg)
         return reading
 
+    def _update_streaks(self, reading: BoardReading) -> None:
+        moving = self.stable.moving_rows
+        for row in reading.rows:
+            for kind in ("guess", "marks"):
+                value = None
+                if reading.problem is None and row.row not in moving:
+                    value = _row_value(row, kind)
+                self._bump((row.row, kind), value)
+        secret = None if reading.problem is not None else _secret_value(reading.secret)
+        self._bump((0, "secret"), secret)
+
+    def _bump(self, key: tuple[int, str], value: tuple[object, ...] | None) -> None:
+        old, count = self._streaks.get(key, (None, 0))
+        if value is None:
+            self._streaks[key] = (None, 0)
+        else:
+            self._streaks[key] = (value, count + 1 if value == old else 1)
+
+    def _streak(self, row: int, kind: str) -> int:
+        """For how many frames up to this one the value has stayed the same and still.
+
+        A value that was already stable before the press and is still there,
+        unmoved, in the first frame after it is what was confirmed: no need to
+        wait for more frames (this keeps press-to-verdict short)."""
+        return self._streaks.get((row, kind), (None, 0))[1]
+
     def _advance(self, request: ReadRequest, reading: BoardReading) -> dict[str, Any] | None:
         key = (request.game, request.row, request.phase)
         with self._lock:
@@ -193,10 +223,9 @@ class VisionWorker:
             p.bad = "occluded" if moving or row.status == "occluded" else "unknown"
             p.best = row
             return self._give_up(p, base, request)
-        p.count = p.count + 1 if value == p.value else 1
         p.value = value
         p.best = row
-        if p.count < self.frames_to_accept:
+        if self._streak(request.row, request.phase) < self.frames_to_accept:
             return self._give_up(p, base, request)
         return {**base, **self._row_payload(row), "status": "ok"}
 
@@ -221,9 +250,8 @@ class VisionWorker:
             if p.frames >= self.give_up_frames:
                 return {**base, "code": None, "status": "unknown"}
             return None
-        p.count = p.count + 1 if value == p.value else 1
         p.value = value
-        if p.count < self.frames_to_accept:
+        if self._streak(0, "secret") < self.frames_to_accept:
             return None
         assert reading.secret is not None
         return {

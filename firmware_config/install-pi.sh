@@ -58,8 +58,11 @@ APT_PACKAGES=(
     python3 python3-venv python3-pip
     # From apt, not pip: picamera2 is built against apt's NumPy and libcamera.
     python3-picamera2 python3-libcamera python3-numpy python3-opencv
+    # lgpio from apt too: the old lgpio wheels on PyPI lack constants that
+    # gpiozero's LGPIOFactory needs (gpiozero issue 1115).
     python3-lgpio python3-pil python3-spidev python3-smbus2
-    libcamera-apps i2c-tools fonts-dejavu-core rsync
+    # rpicam-hello --list-cameras, to check the camera (no GUI preview).
+    rpicam-apps-lite i2c-tools fonts-dejavu-core rsync
 )
 
 REBOOT=0
@@ -184,10 +187,21 @@ if [ "$DRY_RUN" -eq 1 ] || ! "$ROOT$VENV/bin/python" -m pip show -q pegwatch >/d
         --no-deps -e "$ROOT$DEST"
 fi
 
+# The service cannot write into /opt (ProtectSystem=strict): compile the
+# bytecode now so that every start does not compile it again in memory.
+run "$ROOT$VENV/bin/python" -m compileall -q "$ROOT$DEST/rules" "$ROOT$DEST/vision" "$ROOT$DEST/device"
+
 # 5. The table's configuration: never overwrite an arbiter's edits.
 mkdir -p "$ROOT$ETC"
 if [ ! -f "$ROOT$ETC/pegwatch.toml" ]; then
-    install -m 0640 "$SRC/firmware_config/pegwatch.toml" "$ROOT$ETC/pegwatch.toml"
+    # The shipped file draws the display in the terminal (the desktop's
+    # default); under systemd the terminal is the system journal, so a Pi
+    # starts with the SSD1306 OLED instead.
+    first=$(mktemp)
+    sed '/^\[display\]/,/^\[/ s/^kind = "terminal"$/kind = "ssd1306"/' \
+        "$SRC/firmware_config/pegwatch.toml" >"$first"
+    install -m 0640 "$first" "$ROOT$ETC/pegwatch.toml"
+    rm -f "$first"
     say "installed $ETC/pegwatch.toml (edit the players, pins and display there)"
     CHANGED=1
 fi

@@ -66,9 +66,9 @@ NO_COLOUR = 255
 """Colour index that no code contains: a peg that cannot be in the secret
 (an extra colour, or a blank in a variant without blanks) never matches."""
 
-# 9 colours x 6 holes is 531441 codes; 10 x 7 would be 10 million, which no
-# variant needs and which would take hundreds of megabytes of tables.
-_MAX_CODES = 2_000_000
+# 9 colours x 6 holes is 531441 codes and 8 x 7 is 2 million; 10 x 7 would
+# be 10 million, which no variant needs, in over 100 MB of tables.
+_MAX_CODES = 4_000_000
 
 
 class CodeLengthError(PegwatchError):

@@ -31,6 +31,7 @@ from typing import Any
 
 from rules.codes import Feedback, is_read, score
 from rules.consistency import analyse
+from rules.errors import PegwatchError
 from rules.legality import IllegalGuessError, check_guess, colours_in
 from rules.match import match_vp
 from rules.record import GameRecord, MatchRecord, Role
@@ -263,8 +264,13 @@ def judge_game(record: GameRecord, variant: Variant | None = None) -> GameVerdic
     consistent: int | None = None
     suspects: tuple[int, ...] | None = None
     if secret is None:
-        report = analyse(rows[:last_relevant], variant)
-        consistent, suspects = report.consistent, report.suspect_rows
+        try:
+            report = analyse(rows[:last_relevant], variant)
+        except PegwatchError as exc:
+            # A custom preset too large for the search: judge the rest anyway.
+            notes.append(f"consistency not analysed: {exc}")
+        else:
+            consistent, suspects = report.consistent, report.suspect_rows
         if consistent == 0:
             notes.append(
                 "no code agrees with the marks, so some row is mis-marked; "

@@ -57,12 +57,17 @@ def classify_hsv(bgr: NDArray[np.float64]) -> list[str]:
     return out
 
 
-def read_hsv(profile: BoardProfile, sampler: BoardSampler, rect: NDArray[np.uint8], at_ns: int = 0) -> BoardReading:
-    """Read a rectified board with fixed HSV ranges (always confident)."""
-    flat = rect.reshape(-1, 3)
-    w, h = sampler.width, sampler.height
-    code = classify_hsv(flat[sampler.code_disc.indices(w, h)].mean(axis=1))
-    keys = classify_hsv(flat[sampler.key_disc.indices(w, h)].mean(axis=1))
+def read_hsv(
+    profile: BoardProfile,
+    sampler: BoardSampler,
+    frame: NDArray[np.uint8],
+    image_to_board: NDArray[np.float64],
+    at_ns: int = 0,
+) -> BoardReading:
+    """Read a located board with fixed HSV ranges (always confident)."""
+    code_px, _, key_px, _, _ = sampler.sample_groups(frame, image_to_board)
+    code = classify_hsv(code_px.mean(axis=1))
+    keys = classify_hsv(key_px.mean(axis=1))
     rows: list[RowReading] = []
     k = profile.key_holes
     for r in range(profile.rows):

@@ -67,7 +67,7 @@ class Calibration:
 
     def localiser(self, profile: BoardProfile) -> Any:
         """A fresh localiser of the calibrated kind for ``profile``."""
-        from vision import localise
+        import vision.localise as localise
 
         if self.method == "markers":
             return localise.MarkerLocaliser(profile)
@@ -190,7 +190,7 @@ def _reference_out(ref: Any) -> Any:
 
 
 def _reference_in(ref: Any) -> Any:
-    from vision import localise
+    import vision.localise as localise
 
     if ref is None:
         return None
@@ -236,7 +236,7 @@ def calibrate(
 
     ``names`` label the images in error messages (file names).
     """
-    from vision import localise
+    import vision.localise as localise
 
     if not images:
         raise CalibrationError("calibration needs at least one image")
@@ -267,13 +267,13 @@ def calibrate(
             logger.warning("markers not found in %s; using best-effort localisation", labels[0])
             method, loc_obj = "best-effort", localise.BestEffortLocaliser(profile)
 
-    rects: list[NDArray[np.uint8]] = []
+    homographies: list[NDArray[np.float64]] = []
     for img, label in zip(images, labels, strict=True):
         loc = loc_obj.locate(img)
         if not loc.ok:
             raise CalibrationError(f"{label}: board not found ({loc.problem or 'localisation failed'})")
-        rects.append(localise.rectify(img, loc, px_per_mm=ppm))
-    plastic, code_model, key_model = fit_colours(rects, truths, profile, ppm, names=labels)
+        homographies.append(np.asarray(loc.image_to_board, dtype=np.float64))
+    plastic, code_model, key_model = fit_colours(images, homographies, truths, profile, ppm, names=labels)
     h, w = images[0].shape[:2]
     return Calibration(
         profile=profile.name,
@@ -297,28 +297,34 @@ KEY_FLOOR = (4.0, 3.0, 3.0, 5.0)
 RELATIVE_L_SIGMA = 0.06
 CODE_MIX = 0.15
 KEY_MIX = 0.25
-CODE_GLARE = 0.08
-KEY_GLARE = 0.12
+CODE_GLARE = 0.03
+KEY_GLARE = 0.05
 #: Glare moves the disc towards the light's white and leaves the ring be.
 GLARE_TOWARDS = (100.0, 0.0, 0.0, float("nan"))
 
 
 def fit_colours(
-    rects: Sequence[NDArray[np.uint8]],
+    frames: Sequence[NDArray[np.uint8]],
+    image_to_board: Sequence[NDArray[np.float64]],
     truths: Sequence[BoardReading],
     profile: BoardProfile,
     px_per_mm: float,
     *,
     names: Sequence[str] | None = None,
 ) -> tuple[tuple[float, float, float], ColourModel, ColourModel]:
-    """Fit the plastic reference and the code and key models from rectified boards."""
+    """Fit the plastic reference and the code and key models.
+
+    ``image_to_board[i]`` locates the board in ``frames[i]`` (for an already
+    rectified image it is ``diag(1/px_per_mm, 1/px_per_mm, 1)``).
+    """
     from vision.colour import linear_bgr_to_lab
 
-    labels = list(names) if names is not None else [f"image {i + 1}" for i in range(len(rects))]
+    labels = list(names) if names is not None else [f"image {i + 1}" for i in range(len(frames))]
     sampler = BoardSampler(profile, px_per_mm)
-    first = [sampler.features(r, None) for r in rects]
+    pairs = list(zip(frames, image_to_board, strict=True))
+    first = [sampler.features_from_frame(f, h, None) for f, h in pairs]
     plastic = np.exp(np.mean([np.log(f.plastic_linear) for f in first], axis=0))
-    feats = [sampler.features(r, plastic) for r in rects]
+    feats = [sampler.features_from_frame(f, h, plastic) for f, h in pairs]
 
     code_samples: dict[str, list[NDArray[np.float64]]] = {}
     key_rows: list[tuple[NDArray[np.float64], int, int]] = []
@@ -329,9 +335,7 @@ def fit_colours(
                 logger.warning("%s: row %d looks covered; not used for calibration", label, row.row)
                 continue
             for j, h in enumerate(row.holes):
-                i = r * profile.holes + j
-                if f.code_clipped is None or not f.code_clipped[i]:
-                    code_samples.setdefault(h.colour, []).append(f.code[i])
+                code_samples.setdefault(h.colour, []).append(f.code[r * profile.holes + j])
             ks = slice(r * profile.key_holes, (r + 1) * profile.key_holes)
             key_rows.append((f.keys[ks], row.keys.black, row.keys.white))
         base = profile.rows * profile.holes

@@ -182,7 +182,7 @@ class ColourModel:
     covariances: FloatArray  # (k, d, d)
     counts: tuple[int, ...]
     reject_alpha: float = 1e-4
-    min_posterior: float = 0.999
+    min_posterior: float = 0.99
 
     def __post_init__(self) -> None:
         k = len(self.names)
@@ -223,7 +223,7 @@ class ColourModel:
         glare_fraction: float = 0.0,
         shrinkage: float = 4.0,
         reject_alpha: float = 1e-4,
-        min_posterior: float = 0.999,
+        min_posterior: float = 0.99,
     ) -> ColourModel:
         """Fit one Gaussian per class from feature samples ``{name: (n, d)}``.
 
@@ -362,7 +362,7 @@ class ColourModel:
             covs = np.array([c["covariance"] for c in classes], dtype=np.float64)
             counts = tuple(int(c.get("samples", 1)) for c in classes)
             alpha = float(data.get("reject_alpha", 1e-4))
-            post = float(data.get("min_posterior", 0.999))
+            post = float(data.get("min_posterior", 0.99))
         except (KeyError, TypeError, ValueError) as exc:
             raise ColourModelError(f"{where}: malformed colour model ({exc!s})") from None
         return cls(names, means, covs, counts, reject_alpha=alpha, min_posterior=post)

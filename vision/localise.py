@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import cv2
@@ -29,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rules.errors import PegwatchError
-from vision.markers import detect_markers, profile_marker_points
+from vision.markers import DetectedMarker, detect_markers, profile_marker_points
 from vision.profile import BoardProfile
 
 logger = logging.getLogger(__name__)
@@ -72,6 +74,9 @@ class Localisation:
     exactly). ``shift_mm`` is the largest displacement of the hole pattern
     from where the localiser put it (after refinement, if any). ``size_mm``
     is the located board's size, which :func:`rectify` needs.
+    ``row_shift_mm`` (when the hole pattern was matched) is, per row, where
+    the row's holes were found relative to where the homography puts them
+    (NaN for rows that gave no clear answer, e.g. under a hand).
     """
 
     ok: bool
@@ -82,6 +87,7 @@ class Localisation:
     markers_seen: tuple[int, ...] = ()
     shift_mm: float | None = None
     size_mm: tuple[float, float] | None = None
+    row_shift_mm: tuple[tuple[float, float], ...] | None = None
 
     def board_to_image(self) -> NDArray[np.float64] | None:
         """The inverse homography (board mm to image px), or None."""
@@ -157,14 +163,17 @@ class GridFit:
     ``row_shift_mm[i]`` is the displacement (dx, dy) in board mm of row
     ``i + 1``'s holes from where the homography puts them (NaN when the row
     gave no clear answer); ``row_contrast[i]`` how clearly it answered.
-    ``secret_*`` likewise for the secret row. ``strength`` is the median
-    row contrast.
+    ``part_shift_mm[i, k]`` / ``part_contrast[i, k]`` are the same for the
+    code holes (k = 0) and key holes (k = 1) of the row alone, which shows
+    a turn within the row. ``strength`` is the median row contrast.
     """
 
     row_shift_mm: NDArray[np.float64]
     row_contrast: NDArray[np.float64]
     row_centre_mm: NDArray[np.float64]
     strength: float
+    part_shift_mm: NDArray[np.float64] | None = None
+    part_contrast: NDArray[np.float64] | None = None
 
     @property
     def clear_rows(self) -> NDArray[np.bool_]:
@@ -210,6 +219,7 @@ class GridFit:
         return float(np.max(np.linalg.norm(disp, axis=1)))
 
 
+@lru_cache(maxsize=32)
 def _ring_kernel(radius_px: float, width_px: float) -> NDArray[np.float32]:
     half = math.ceil(radius_px + 2 * width_px + 1)
     yy, xx = np.mgrid[-half : half + 1, -half : half + 1].astype(np.float32)
@@ -244,49 +254,123 @@ def measure_grid(
     responses), the patch is correlated with a ring of the hole's size, and
     the peak's sub-pixel offset is the row's shift.
     """
-    margin = search_mm + profile.code_hole_diameter_mm
-    rect = rectify_board(frame, image_to_board, profile.size_mm, px_per_mm=px_per_mm, margin_mm=margin)
-    gray = cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY) if rect.ndim == 3 else rect
-    edges = _edge_map(gray.astype(np.float32))
+    # Warp only the part of the board that has holes, in grey, at low resolution.
+    all_pts = np.array(profile.all_hole_centres_mm())
+    pad = search_mm + profile.code_hole_diameter_mm + 2.0
+    x0, y0 = all_pts.min(axis=0) - pad
+    x1, y1 = all_pts.max(axis=0) + pad
+    gray_frame = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
+    to_grid = np.array([[px_per_mm, 0, -x0 * px_per_mm], [0, px_per_mm, -y0 * px_per_mm], [0, 0, 1]]) @ image_to_board
+    size = (round((x1 - x0) * px_per_mm), round((y1 - y0) * px_per_mm))
+    gray = cv2.warpPerspective(gray_frame, to_grid, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    edges = _edge_map(np.asarray(gray, dtype=np.float32))
     s = math.ceil(search_mm * px_per_mm)
     kinds = (
         (profile.code_hole_diameter_mm, profile.hole_centres_mm),
         (profile.key_hole_diameter_mm, profile.key_centres_mm),
     )
     # A broad ring covers both the peg's rim and the narrower bare hole.
-    kernels = [_ring_kernel(0.4 * d * px_per_mm, max(0.8, 0.14 * d * px_per_mm)) for d, _ in kinds]
+    kernels = [_ring_kernel(round(0.4 * d * px_per_mm, 2), round(max(0.8, 0.14 * d * px_per_mm), 2)) for d, _ in kinds]
     n = profile.rows
     shifts = np.full((n, 2), np.nan)
     contrast = np.zeros(n)
     centres = np.zeros((n, 2))
+    part_shift = np.full((n, 2, 2), np.nan)
+    part_contrast = np.zeros((n, 2))
     for row in range(1, n + 1):
-        total: NDArray[np.float32] | None = None
+        scores: list[NDArray[np.float32]] = []
+        pts_all: list[tuple[float, float]] = []
         for (_d, where), k in zip(kinds, kernels, strict=True):
             kh = k.shape[0] // 2
             side = 2 * (s + kh) + 1
             acc = np.zeros((side, side), dtype=np.float32)
             for x, y in where(row):
-                c = ((x + margin) * px_per_mm, (y + margin) * px_per_mm)
-                acc += cv2.getRectSubPix(edges, (side, side), c)
-            score = np.asarray(cv2.matchTemplate(acc, k, cv2.TM_CCORR), dtype=np.float32)
-            total = score if total is None else total + score
-        assert total is not None
-        pts = np.array(profile.hole_centres_mm(row) + profile.key_centres_mm(row))
-        centres[row - 1] = pts.mean(axis=0)
-        iy, ix = np.unravel_index(int(np.argmax(total)), total.shape)
-        peak = float(total[iy, ix])
-        med = float(np.median(total))
-        mad = float(np.median(np.abs(total - med))) + 1e-6
-        contrast[row - 1] = (peak - med) / (1.4826 * mad)
-        # Parabolic sub-pixel refinement, unless the peak sits on the edge.
-        if 0 < ix < total.shape[1] - 1 and 0 < iy < total.shape[0] - 1:
-            fx = _parabola(total[iy, ix - 1], peak, total[iy, ix + 1])
-            fy = _parabola(total[iy - 1, ix], peak, total[iy + 1, ix])
-            shifts[row - 1] = ((ix + fx - s) / px_per_mm, (iy + fy - s) / px_per_mm)
-        else:
-            # The pattern lies at or beyond the search edge: as far as we can tell.
-            shifts[row - 1] = ((ix - s) / px_per_mm, (iy - s) / px_per_mm)
-    return GridFit(shifts, contrast, centres, float(np.median(contrast)))
+                pts_all.append((x, y))
+                acc += cv2.getRectSubPix(edges, (side, side), ((x - x0) * px_per_mm, (y - y0) * px_per_mm))
+            scores.append(np.asarray(cv2.matchTemplate(acc, k, cv2.TM_CCORR), dtype=np.float32))
+        centres[row - 1] = (sum(p[0] for p in pts_all) / len(pts_all), sum(p[1] for p in pts_all) / len(pts_all))
+        shifts[row - 1], contrast[row - 1] = _peak(scores[0] + scores[1], s, px_per_mm)
+        for part in range(2):
+            part_shift[row - 1, part], part_contrast[row - 1, part] = _peak(scores[part], s, px_per_mm)
+    return GridFit(shifts, contrast, centres, float(np.median(contrast)), part_shift, part_contrast)
+
+
+def _peak(total: NDArray[np.float32], s: int, px_per_mm: float) -> tuple[tuple[float, float], float]:
+    """Sub-pixel peak offset (mm) of a score map centred on zero shift, and its robust contrast."""
+    iy, ix = np.unravel_index(int(np.argmax(total)), total.shape)
+    peak = float(total[iy, ix])
+    med = float(np.median(total))
+    mad = float(np.median(np.abs(total - med))) + 1e-6
+    contrast = (peak - med) / (1.4826 * mad)
+    # Parabolic sub-pixel refinement, unless the peak sits on the edge
+    # (then the pattern lies at or beyond the search edge: as far as we can tell).
+    fx = fy = 0.0
+    if 0 < ix < total.shape[1] - 1 and 0 < iy < total.shape[0] - 1:
+        fx = _parabola(total[iy, ix - 1], peak, total[iy, ix + 1])
+        fy = _parabola(total[iy - 1, ix], peak, total[iy + 1, ix])
+    return ((ix + fx - s) / px_per_mm, (iy + fy - s) / px_per_mm), contrast
+
+
+def _per_hole(
+    profile: BoardProfile,
+    frame: NDArray[np.uint8],
+    image_to_board: NDArray[np.float64],
+    pts: NDArray[np.float64],
+    diameters: NDArray[np.float64],
+    *,
+    search_mm: float,
+    px_per_mm: float = GRID_PX_PER_MM,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Each hole searched on its own: (N×2 shift in mm, N contrast)."""
+    pad = search_mm + profile.code_hole_diameter_mm + 2.0
+    x0, y0 = pts.min(axis=0) - pad
+    x1, y1 = pts.max(axis=0) + pad
+    gray_frame = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
+    to_grid = np.array([[px_per_mm, 0, -x0 * px_per_mm], [0, px_per_mm, -y0 * px_per_mm], [0, 0, 1]]) @ image_to_board
+    size = (round((x1 - x0) * px_per_mm), round((y1 - y0) * px_per_mm))
+    gray = cv2.warpPerspective(gray_frame, to_grid, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    edges = _edge_map(np.asarray(gray, dtype=np.float32))
+    s = math.ceil(search_mm * px_per_mm)
+    shifts = np.zeros((len(pts), 2))
+    contrast = np.zeros(len(pts))
+    for i, ((x, y), d) in enumerate(zip(pts, diameters, strict=True)):
+        k = _ring_kernel(round(0.4 * d * px_per_mm, 2), round(max(0.8, 0.14 * d * px_per_mm), 2))
+        side = 2 * (s + k.shape[0] // 2) + 1
+        patch = cv2.getRectSubPix(edges, (side, side), ((x - x0) * px_per_mm, (y - y0) * px_per_mm))
+        score = np.asarray(cv2.matchTemplate(patch, k, cv2.TM_CCORR), dtype=np.float32)
+        shifts[i], contrast[i] = _peak(score, s, px_per_mm)
+    return shifts, contrast
+
+
+def refine_per_hole(
+    profile: BoardProfile,
+    frame: NDArray[np.uint8],
+    image_to_board: NDArray[np.float64],
+    *,
+    search_mm: float = 2.0,
+) -> NDArray[np.float64] | None:
+    """Fit a homography to every hole found on its own (for fits that may be off in scale).
+
+    Slower and noisier per hole than :func:`measure_grid`, but each hole
+    is a separate correspondence, so a wrong scale or shear is corrected.
+    Returns None when too few holes answer clearly.
+    """
+    pts = np.array(profile.all_hole_centres_mm())
+    diameters = np.array(
+        [d for _r in range(profile.rows) for d in [profile.code_hole_diameter_mm] * profile.holes + [profile.key_hole_diameter_mm] * profile.key_holes]
+    )
+    shifts, contrast = _per_hole(profile, frame, image_to_board, pts, diameters, search_mm=search_mm)
+    ok = contrast >= MIN_ROW_CONTRAST
+    if ok.sum() < max(8, len(pts) // 3):
+        return None
+    board_to_img = np.asarray(np.linalg.inv(image_to_board), dtype=np.float64)
+    img_pts = _apply_h(board_to_img, pts[ok] + shifts[ok])
+    new_h, inliers = cv2.findHomography(img_pts, pts[ok], cv2.RANSAC, 0.8)
+    if new_h is None or inliers is None or inliers.sum() < 0.5 * ok.sum():
+        return None
+    out: NDArray[np.float64] = np.asarray(new_h, dtype=np.float64)
+    out = out / out[2, 2]
+    return out
 
 
 def _parabola(a: float, b: float, c: float) -> float:
@@ -312,22 +396,82 @@ def _correction(profile: BoardProfile, fit: GridFit) -> NDArray[np.float64] | No
     return out
 
 
+def _fit_to_shifts(
+    profile: BoardProfile, image_to_board: NDArray[np.float64], fit: GridFit, *, parts: bool = True
+) -> tuple[NDArray[np.float64], GridFit] | None:
+    """The homography that puts every hole of the clear rows where ``fit`` found it, and the residuals."""
+    ok = fit.clear_rows & np.all(np.isfinite(fit.row_shift_mm), axis=1)
+    if ok.sum() < max(3, profile.rows // 3):
+        return None
+    board_to_img = np.asarray(np.linalg.inv(image_to_board), dtype=np.float64)
+    found: list[NDArray[np.float64]] = []
+    where: list[NDArray[np.float64]] = []
+    rows_of: list[int] = []
+    for i in np.flatnonzero(ok):
+        for k, pts_of in enumerate((profile.hole_centres_mm, profile.key_centres_mm)):
+            pts = np.array(pts_of(int(i) + 1))
+            # Each part (code holes, key holes) where it was found, if it
+            # answered clearly on its own and agrees with the row.
+            shift = fit.row_shift_mm[i]
+            if parts and fit.part_shift_mm is not None and fit.part_contrast is not None:
+                part = fit.part_shift_mm[i, k]
+                if fit.part_contrast[i, k] >= MIN_ROW_CONTRAST and np.linalg.norm(part - shift) < 1.5:
+                    shift = part
+            found.append(_apply_h(board_to_img, pts + shift))
+            where.append(pts)
+            rows_of.extend([int(i)] * len(pts))
+    img_pts, board_pts = np.concatenate(found), np.concatenate(where)
+    new_h, inliers = cv2.findHomography(img_pts, board_pts, cv2.RANSAC, 1.0)
+    if new_h is None or inliers is None or inliers.sum() < 0.5 * len(img_pts):
+        return None
+    h = np.asarray(new_h, dtype=np.float64)
+    h = h / h[2, 2]
+    resid = board_pts - _apply_h(h, img_pts)
+    shifts = np.array(fit.row_shift_mm, dtype=np.float64)
+    rows = np.array(rows_of)
+    for i in np.flatnonzero(ok):
+        shifts[i] = resid[rows == i].mean(axis=0)
+    return h, GridFit(shifts, fit.row_contrast, fit.row_centre_mm, fit.strength)  # residuals, row by row
+
+
 def refine_to_grid(
-    profile: BoardProfile, frame: NDArray[np.uint8], image_to_board: NDArray[np.float64], *, rounds: int = 2
+    profile: BoardProfile,
+    frame: NDArray[np.uint8],
+    image_to_board: NDArray[np.float64],
+    *,
+    rounds: int = 2,
+    min_shift_mm: float = 0.0,
+    again_mm: float = 2.0,
+    parts: bool = True,
 ) -> tuple[NDArray[np.float64], GridFit]:
-    """Nudge ``image_to_board`` so the hole pattern lines up; returns it and the last fit."""
+    """Re-fit ``image_to_board`` to the hole pattern found near where it puts the holes.
+
+    Every hole of a clearly answering row gives one correspondence (its
+    image position as found, its board position from the profile); a
+    RANSAC homography over them absorbs a board slid on its tray and much
+    of the lens distortion. A second round, searching closer, runs only
+    when the first had to move things far. Returns the new fit and the
+    rows' residual shifts under it (the input when too few rows answer, or
+    when no row is off by ``min_shift_mm``: the pattern's own small biases,
+    such as shadows beside the pegs, are then not worth chasing).
+    """
     h = image_to_board
     fit = measure_grid(profile, frame, h)
-    for _ in range(rounds):
-        corr = _correction(profile, fit)
-        if corr is None:
+    if not _worst_residual(fit) >= min_shift_mm:
+        return image_to_board, fit
+    refined = False
+    for k in range(rounds):
+        if k > 0:
+            fit = measure_grid(profile, frame, h, search_mm=2.5)
+        moved = _worst_residual(fit)
+        got = _fit_to_shifts(profile, h, fit, parts=parts)
+        if got is None:
             break
-        h = corr @ h
-        h = h / h[2, 2]
-        fit = measure_grid(profile, frame, h, search_mm=2.0)
-        if fit.max_displacement(profile) < 0.2:
+        h, fit = got
+        refined = True
+        if not moved > again_mm:
             break
-    return h, fit
+    return (h if refined else image_to_board), fit
 
 
 def _quality_from_fit(profile: BoardProfile, fit: GridFit) -> float:
@@ -335,6 +479,20 @@ def _quality_from_fit(profile: BoardProfile, fit: GridFit) -> float:
     disp = fit.max_displacement(profile)
     align = 0.0 if math.isnan(disp) else 1.0 / (1.0 + disp)
     return clear * align
+
+
+def _row_tuple(fit: GridFit) -> tuple[tuple[float, float], ...]:
+    out = []
+    for ok, (dx, dy) in zip(fit.clear_rows, fit.row_shift_mm, strict=True):
+        out.append((float(dx), float(dy)) if ok else (math.nan, math.nan))
+    return tuple(out)
+
+
+def _worst_residual(fit: GridFit) -> float:
+    ok = fit.clear_rows & np.all(np.isfinite(fit.row_shift_mm), axis=1)
+    if not ok.any():
+        return math.nan
+    return float(np.max(np.linalg.norm(fit.row_shift_mm[ok], axis=1)))
 
 
 # --- markers --------------------------------------------------------------------
@@ -353,26 +511,58 @@ class MarkerLocaliser:
 
     method = "markers"
 
-    def __init__(self, profile: BoardProfile, *, refine: bool = True, detect_scale: float = 0.5) -> None:
+    def __init__(
+        self, profile: BoardProfile, *, refine: bool = True, detect_scale: float = 0.5, recheck_s: float = 1.0
+    ) -> None:
         if not profile.markers:
             raise LocalisationError(f"board profile {profile.name} defines no markers")
         self.profile = profile
         self.refine = refine
         self.detect_scale = detect_scale
-        self._last: tuple[NDArray[np.float64], Localisation] | None = None
+        self.recheck_s = recheck_s
+        self._last: tuple[NDArray[np.float64], Localisation, int] | None = None
+        self._rois: dict[int, tuple[int, int, int, int]] = {}
 
-    def _detect(self, frame: NDArray[np.uint8]) -> tuple[NDArray[np.float64], NDArray[np.float64], tuple[int, ...]]:
-        gray = np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame, dtype=np.uint8)
+    def _find(self, gray: NDArray[np.uint8], offset: tuple[int, int] = (0, 0)) -> list[DetectedMarker]:
         scale = self.detect_scale
         small = gray
         if scale != 1.0:
             small = np.asarray(cv2.resize(gray, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA), dtype=np.uint8)
         found = detect_markers(small, self.profile.aruco_dictionary)
+        ox, oy = offset
+        return [
+            DetectedMarker(f.id, ((f.corners + 0.5) / scale - 0.5 + np.array([ox, oy], dtype=np.float32)).astype(np.float32))
+            for f in found
+        ]
+
+    def _detect(self, frame: NDArray[np.uint8]) -> tuple[NDArray[np.float64], NDArray[np.float64], tuple[int, ...]]:
+        gray = np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame, dtype=np.uint8)
+        hgt, wid = gray.shape
+        found: list[DetectedMarker] = []
+        if self._rois:
+            # The camera is fixed: look where the markers were last time first.
+            for x0, y0, x1, y1 in self._rois.values():
+                found.extend(self._find(gray[y0:y1, x0:x1], (x0, y0)))
+            if {f.id for f in found} != set(self._rois):
+                found = []
+        if not found:
+            found = self._find(gray)
         img_pts, board_pts, used = profile_marker_points(self.profile, found)
+        self._rois = {}
+        for f in found:
+            if f.id in used:
+                (ax, ay), (bx, by) = f.corners.min(axis=0), f.corners.max(axis=0)
+                m = 0.6 * max(bx - ax, by - ay) + 8
+                self._rois[f.id] = (
+                    max(0, int(ax - m)),
+                    max(0, int(ay - m)),
+                    min(wid, int(bx + m) + 1),
+                    min(hgt, int(by + m) + 1),
+                )
         if not used:
             return img_pts, board_pts, used
-        if scale != 1.0:
-            img_pts = (img_pts + 0.5) / scale - 0.5
+        if self.detect_scale != 1.0:
+            scale = self.detect_scale
             corners = img_pts.astype(np.float32).reshape(-1, 1, 2)
             crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 0.02)
             win = max(2, round(1.5 / scale))
@@ -395,21 +585,30 @@ class MarkerLocaliser:
             # Markers that do not agree on one plane: one was moved or misplaced.
             return _failed(self.method, f"markers disagree by {rms:.1f} mm; check they are where the profile says", markers_seen=used)
         quality = len(used) / len(self.profile.markers) / (1.0 + rms)
-        shift = None
-        # The camera is fixed: if the markers have not moved, neither has the fit.
+        # The camera is fixed: while the markers stay put, reuse the refined fit
+        # for up to recheck_s (a board nudged on its tray is caught by then).
+        now = time.monotonic_ns()
         last = self._last
-        if last is not None and last[0].shape == img_pts.shape and float(np.max(np.abs(last[0] - img_pts))) < 0.35:
+        if (
+            last is not None
+            and last[0].shape == img_pts.shape
+            and float(np.max(np.abs(last[0] - img_pts))) < 0.35
+            and now - last[2] < self.recheck_s * 1e9
+        ):
             return last[1]
+        shift = None
+        rows: tuple[tuple[float, float], ...] | None = None
         if self.refine:
-            h2, fit = refine_to_grid(self.profile, frame, h)
-            disp = fit.max_displacement(self.profile)
-            if fit.clear_rows.sum() >= max(2, self.profile.rows // 3) and not math.isnan(disp):
-                h, shift = h2, disp
-                quality *= 0.5 + 0.5 * _quality_from_fit(self.profile, fit)
+            h2, fit = refine_to_grid(self.profile, frame, h, min_shift_mm=0.7)
+            worst = _worst_residual(fit)
+            if not math.isnan(worst):
+                h, shift = h2, worst
+                rows = _row_tuple(fit)
+                quality *= 0.5 + 0.5 * float(np.mean(fit.clear_rows)) / (1.0 + worst)
             else:
                 quality *= 0.5
-        loc = Localisation(True, self.method, h / h[2, 2], None, float(quality), used, shift, self.profile.size_mm)
-        self._last = (img_pts, loc)
+        loc = Localisation(True, self.method, h / h[2, 2], None, float(quality), used, shift, self.profile.size_mm, rows)
+        self._last = (img_pts, loc, now)
         return loc
 
 
@@ -505,6 +704,7 @@ class FixedCornersLocaliser:
         self.profile = profile
         self.corners_px = np.asarray(corners_px, dtype=np.float64)
         self.image_to_board = _corners_h(profile, self.corners_px)
+        self._corners_only = self.image_to_board  # what the reference was measured against
         if isinstance(reference, Mapping):
             reference = reference_from_dict(reference)
         if reference is not None and len(reference.row_shift_mm) != profile.rows:
@@ -513,6 +713,19 @@ class FixedCornersLocaliser:
             )
         self.reference = reference
         self.check = check
+        if reference is not None:
+            # The reference knows where the holes really were relative to the
+            # picked corners: fit to those so that clicks a little off and
+            # lens distortion do not shift every reading.
+            ref_fit = GridFit(
+                np.array(reference.row_shift_mm, dtype=np.float64),
+                np.array(reference.row_contrast, dtype=np.float64),
+                np.array([np.mean(profile.hole_centres_mm(r) + profile.key_centres_mm(r), axis=0) for r in range(1, profile.rows + 1)]),
+                reference.strength,
+            )
+            got = _fit_to_shifts(profile, self.image_to_board, ref_fit)
+            if got is not None:
+                self.image_to_board = got[0]
 
     def locate(self, frame: NDArray[np.uint8]) -> Localisation:
         """The fixed fit, checked against the hole pattern."""
@@ -520,7 +733,7 @@ class FixedCornersLocaliser:
         h = self.image_to_board
         if not self.check:
             return Localisation(True, self.method, h, None, 0.5, size_mm=self.profile.size_mm)
-        fit = measure_grid(self.profile, frame, h)
+        fit = measure_grid(self.profile, frame, self._corners_only)
         if self.reference is not None:
             base = np.array(self.reference.row_shift_mm)
             usable = np.array(self.reference.row_contrast) >= MIN_ROW_CONTRAST
@@ -567,9 +780,16 @@ class BestEffortLocaliser:
         area_img = gray.shape[0] * gray.shape[1]
         want = self.profile.size_mm[0] / self.profile.size_mm[1]
         out: list[tuple[float, NDArray[np.float64]]] = []
-        _t, binary = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+        otsu, _b = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+        # One global threshold rarely separates board, tray and table at once:
+        # try a ladder of them, both ways round.
+        levels = sorted({int(otsu), *(int(v) for v in np.percentile(gray, [10, 20, 30, 40, 50, 60, 70, 80, 90]))})
         kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (9, 9))
-        for mask in (binary, 255 - binary):
+        masks: list[NDArray[np.uint8]] = []
+        for t in levels:
+            _t, binary = cv2.threshold(gray, t, 255, cv2.THRESH_BINARY)
+            masks.extend((binary, 255 - binary))
+        for mask in masks:
             # Close over the holes and pegs, open away thin bridges to the surroundings.
             m = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, kernel)
             m = cv2.morphologyEx(m, cv2.MORPH_OPEN, kernel)
@@ -582,7 +802,7 @@ class BestEffortLocaliser:
                 if min(rw, rh) < 10:
                     continue
                 aspect = max(rw, rh) / min(rw, rh)
-                if not 0.7 * want <= aspect <= 1.4 * want:
+                if not 0.8 * want <= aspect <= 1.25 * want:
                     continue
                 fill = area / (rw * rh)
                 if fill < 0.75:
@@ -600,7 +820,13 @@ class BestEffortLocaliser:
                 quad = (quad + 0.5) / scale - 0.5
                 out.append((area * fill, quad))
         out.sort(key=lambda t: -t[0])
-        return out
+        # Many thresholds find the same board: keep one of each.
+        unique: list[tuple[float, NDArray[np.float64]]] = []
+        for score, quad in out:
+            centre = quad.mean(axis=0)
+            if all(np.linalg.norm(centre - q.mean(axis=0)) > 10 for _s, q in unique):
+                unique.append((score, quad))
+        return unique
 
     def _orderings(self, quad: NDArray[np.float64]) -> list[NDArray[np.float64]]:
         """The two ways round (TL, TR, BR, BL) that put the board's long side along its x."""
@@ -624,6 +850,12 @@ class BestEffortLocaliser:
                 h = _corners_h(self.profile, order)
                 fit = measure_grid(self.profile, frame, h, search_mm=3.0)
                 score = float(np.sum(np.clip(fit.row_contrast, 0, 20)))
+                # Some boards look the same turned round but for the secret row.
+                secret = np.array(self.profile.secret_centres_mm())
+                _sh, sc = _per_hole(
+                    self.profile, frame, h, secret, np.full(len(secret), self.profile.code_hole_diameter_mm), search_mm=3.0
+                )
+                score += 2.0 * float(np.sum(np.clip(sc, 0, 20)))
                 if best is None or score > best[0]:
                     best = (score, h, fit)
         if best is None:
@@ -631,13 +863,21 @@ class BestEffortLocaliser:
         _s, h, fit = best
         if fit.clear_rows.sum() < max(2, self.profile.rows // 3):
             return _failed(self.method, NO_BOARD)
-        h2, fit2 = refine_to_grid(self.profile, frame, h)
-        if fit2.clear_rows.sum() >= fit.clear_rows.sum() * 0.8:
-            h, fit = h2, fit2
+        h2, fit2 = refine_to_grid(self.profile, frame, h, rounds=3, again_mm=0.5)
+        # The blob's corners may be off in scale too: finish hole by hole.
+        for _ in range(2):
+            h3 = refine_per_hole(self.profile, frame, h2)
+            if h3 is None:
+                break
+            h2 = h3
+            fit2 = measure_grid(self.profile, frame, h2, search_mm=2.0)
+        worst = _worst_residual(fit2)
+        # Refuse rather than guess: the pattern must fit well over most rows.
+        if h2 is h or math.isnan(worst) or worst > 1.5 or float(np.mean(fit2.clear_rows)) < 0.5:
+            return _failed(self.method, NO_BOARD)
         # Best effort is never as trustworthy as markers or picked corners.
-        quality = 0.6 * _quality_from_fit(self.profile, fit)
-        disp = fit.max_displacement(self.profile)
-        return Localisation(True, self.method, h, None, quality, (), disp, self.profile.size_mm)
+        quality = 0.6 * float(np.mean(fit2.clear_rows)) / (1.0 + worst)
+        return Localisation(True, self.method, h2, None, quality, (), worst, self.profile.size_mm, _row_tuple(fit2))
 
 
 def _check_frame(frame: NDArray[np.uint8]) -> None:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from vision.colour import ColourModel, linear_bgr_to_lab, srgb_to_linear
+from vision.colour import ColourModel, chi2_quantile, linear_bgr_to_lab, srgb_to_linear
 from vision.profile import BoardProfile
 from vision.reading import (
     EMPTY,
@@ -76,14 +76,14 @@ PLASTIC_CHROMA_RATIO = 1.35
 #: Brightness ratio to the plastic model outside which a cell is not a
 #: plausible shadow or highlight on bare plastic.
 PLASTIC_BRIGHTNESS_RANGE = (0.3, 2.2)
-#: Registration: how far (mm) the hole grid may be off after localisation,
-#: and the sRGB L1 difference from the local plastic that counts as "hole
-#: or peg" when centring.
-MAX_SHIFT_MM = 3.0
 #: A channel whose median is this bright is clipped by the sensor: the
 #: colour's hue is lost unless every channel is clipped (a white peg).
+#: Calibration saw its own clipping; only where the light is brighter than
+#: at calibration (by CLIP_GAIN) can clipping shift a hue the model does
+#: not know, and there a clipped hole is "unknown".
 CLIP_LEVEL = 249
-CENTRING_THRESHOLD = 36
+CLIP_GAIN = 1.05
+CLIPPED_ALPHA = 0.05
 
 
 class Localiser(Protocol):
@@ -102,8 +102,9 @@ class Features:
     secret holes. ``cell_ok``: per plastic probe cell, whether it still
     looks like bare plastic. ``signatures``: per row appearance summary.
     ``plastic_linear``: the plastic model's mean linear BGR (for the
-    calibration reference). ``shift_px``: the registration correction
-    applied at the board centre.
+    calibration reference). ``code_clipped``/``key_clipped``: holes whose
+    colour is clipped by the sensor in some channels under light brighter
+    than at calibration (hue shifted beyond what calibration saw).
     """
 
     code: FloatArray
@@ -111,7 +112,6 @@ class Features:
     cell_ok: NDArray[np.bool_]
     signatures: FloatArray
     plastic_linear: FloatArray
-    shift_px: tuple[float, float] = (0.0, 0.0)
     code_clipped: NDArray[np.bool_] | None = None
     key_clipped: NDArray[np.bool_] | None = None
 
@@ -184,10 +184,6 @@ class BoardSampler:
         lo, hi = RING_FRACTIONS
         self.code_ring = _Points(self.code_centres_mm, s, *_disc_offsets(code_head * hi * s, code_head * lo * s))
         self.key_ring = _Points(self.key_centres_mm, s, *_disc_offsets(key_head * hi * s, key_head * lo * s))
-        # The centring window: up to half-way to the next hole of the row.
-        pitch = _min_pitch(self.code_centres_mm[: profile.holes]) if profile.holes > 1 else 2 * code_head + 2
-        win = max(code_head + 0.5, min(pitch - code_head - 0.3, code_head + MAX_SHIFT_MM))
-        self.code_window = _Points(self.code_centres_mm, s, *_disc_offsets(win * s, step=2))
         k = len(self.code_disc.dx)
         self._code_ranks = np.arange(int(k * RANK_LOW), max(int(k * RANK_HIGH), int(k * RANK_LOW) + 1))
         kk = len(self.key_disc.dx)
@@ -272,44 +268,47 @@ class BoardSampler:
         self._key_design = _design(self.key_centres_mm)
         self._code_local = _local_matrix(self.code_cells, len(code_centres), len(all_cells))
         self._key_local = _local_matrix(self.key_cells, len(key_centres), len(all_cells))
-        # Registration: a smooth (quadratic) displacement field over the board.
-        self._reg_code = _quad_design(self.code_centres_mm, w_mm, h_mm)
-        self._reg_key = _quad_design(self.key_centres_mm, w_mm, h_mm)
-        self._reg_cells = _quad_design(all_cells, w_mm, h_mm)
-        self._max_shift_px = MAX_SHIFT_MM * s
+        # Every sample point of every group, in board mm, concatenated so
+        # that one gather serves a whole read.
+        groups = (self.code_disc, self.code_ring, self.key_disc, self.key_ring, self.cells)
+        self._shapes = tuple((len(g.cx), len(g.dx)) for g in groups)
+        pts = [
+            np.stack(
+                [
+                    (g.cx[:, None] + g.dx[None, :]) / s,
+                    (g.cy[:, None] + g.dy[None, :]) / s,
+                ],
+                axis=-1,
+            ).reshape(-1, 2)
+            for g in groups
+        ]
+        self.sample_points_mm = np.concatenate(pts).astype(np.float64)
+        px = np.rint(self.sample_points_mm * s).astype(np.intp)
+        self._rect_idx = np.clip(px[:, 1], 0, self.height - 1) * self.width + np.clip(px[:, 0], 0, self.width - 1)
+        self._frame_cache: tuple[bytes, tuple[int, int], IntArray] | None = None
 
-    def _register(self, flat: NDArray[np.uint8], cell_med: FloatArray) -> FloatArray:
-        """Quadratic-field coefficients (6, 2) of the hole grid's displacement in px."""
-        local = _local_mean_rows(self._code_local, cell_med)
-        coef = np.zeros((6, 2), dtype=np.float64)
-        w = self.code_window
-        for _ in range(2):
-            pred = self._reg_code @ coef
-            ox = np.rint(pred[:, 0]).astype(np.intp)
-            oy = np.rint(pred[:, 1]).astype(np.intp)
-            px = flat[w.indices(self.width, self.height, ox, oy)].astype(np.int16)  # (n, K, 3)
-            diff = np.abs(px - local[:, None, :].astype(np.int16)).sum(axis=2)
-            wt = np.clip(diff - CENTRING_THRESHOLD, 0, None).astype(np.float64)
-            tot = wt.sum(axis=1)
-            ok = tot > 0.15 * wt.shape[1] * 40
-            if ok.sum() < 8:
-                return coef
-            dx = (wt @ w.dx) / np.maximum(tot, 1.0) + ox
-            dy = (wt @ w.dy) / np.maximum(tot, 1.0) + oy
-            obs = np.column_stack([dx, dy])[ok]
-            design = self._reg_code[ok]
-            coef = _robust_lstsq(design, obs, floor=0.6)
-            pred_all = self._reg_code @ coef
-            if np.abs(pred_all).max() > self._max_shift_px:
-                # Beyond what localisation can be off by: trust it instead.
-                shift = np.clip(np.median(obs, axis=0), -self._max_shift_px, self._max_shift_px)
-                coef = np.zeros((6, 2), dtype=np.float64)
-                coef[0] = shift
-        return coef
+    def frame_indices(self, image_to_board: NDArray[np.float64], shape: tuple[int, ...]) -> IntArray:
+        """Flat pixel indices of every sample point in a frame of ``shape``.
 
-    def features(
-        self, rect: NDArray[np.uint8], plastic_ref: Sequence[float] | None, *, register: bool = True
-    ) -> Features:
+        Cached for the last homography: the camera is fixed, so the
+        localiser keeps returning the same one.
+        """
+        h_img, w_img = int(shape[0]), int(shape[1])
+        key = np.asarray(image_to_board, dtype=np.float64).tobytes()
+        cache = self._frame_cache
+        if cache is not None and cache[0] == key and cache[1] == (h_img, w_img):
+            return cache[2]
+        b2i = np.linalg.inv(np.asarray(image_to_board, dtype=np.float64))
+        pts = self.sample_points_mm
+        q = pts @ b2i[:2, :2].T + b2i[:2, 2]
+        wgt = pts @ b2i[2, :2] + b2i[2, 2]
+        x = np.clip(np.rint(q[:, 0] / wgt), 0, w_img - 1).astype(np.intp)
+        y = np.clip(np.rint(q[:, 1] / wgt), 0, h_img - 1).astype(np.intp)
+        idx: IntArray = y * w_img + x
+        self._frame_cache = (key, (h_img, w_img), idx)
+        return idx
+
+    def features(self, rect: NDArray[np.uint8], plastic_ref: Sequence[float] | None) -> Features:
         """Measure a rectified board image (``height`` x ``width`` x 3, BGR).
 
         ``plastic_ref`` is the calibration's plastic colour (linear BGR);
@@ -317,23 +316,41 @@ class BoardSampler:
         """
         if rect.shape[:2] != (self.height, self.width):
             raise ValueError(f"rectified image is {rect.shape[:2]}, expected {(self.height, self.width)}")
-        flat = rect.reshape(-1, 3)
-        W, H = self.width, self.height
-        cell_med0 = np.median(flat[self.cells.indices(W, H)], axis=1)
-        coef = self._register(flat, cell_med0) if register else np.zeros((6, 2))
+        return self._measure(rect.reshape(-1, 3)[self._rect_idx], plastic_ref)
 
-        def offs(design: FloatArray) -> tuple[IntArray, IntArray]:
-            pred = design @ coef
-            return np.rint(pred[:, 0]).astype(np.intp), np.rint(pred[:, 1]).astype(np.intp)
+    def features_from_frame(
+        self, frame: NDArray[np.uint8], image_to_board: NDArray[np.float64], plastic_ref: Sequence[float] | None
+    ) -> Features:
+        """Measure a camera frame directly: no warp, only the sampled pixels.
 
-        cox, coy = offs(self._reg_code)
-        kox, koy = offs(self._reg_key)
-        lox, loy = offs(self._reg_cells)
-        code_px = flat[self.code_disc.indices(W, H, cox, coy)]  # (n, K, 3) uint8
-        key_px = flat[self.key_disc.indices(W, H, kox, koy)]
-        code_ring = flat[self.code_ring.indices(W, H, cox, coy)]
-        key_ring = flat[self.key_ring.indices(W, H, kox, koy)]
-        cell_med = np.median(flat[self.cells.indices(W, H, lox, loy)], axis=1)
+        Equivalent to rectifying with ``image_to_board`` at ``px_per_mm``
+        (nearest pixel) and calling :meth:`features`, at a fraction of the
+        cost.
+        """
+        idx = self.frame_indices(image_to_board, frame.shape)
+        return self._measure(frame.reshape(-1, 3)[idx], plastic_ref)
+
+    def sample_groups(
+        self, frame: NDArray[np.uint8], image_to_board: NDArray[np.float64]
+    ) -> tuple[NDArray[np.uint8], ...]:
+        """The raw samples: code discs, code rings, key discs, key rings, plastic cells.
+
+        Each is (n, K, 3) BGR; code holes row by row then the secret.
+        """
+        idx = self.frame_indices(image_to_board, frame.shape)
+        return self._split(frame.reshape(-1, 3)[idx])
+
+    def _split(self, samples: NDArray[np.uint8]) -> tuple[NDArray[np.uint8], ...]:
+        parts: list[NDArray[np.uint8]] = []
+        start = 0
+        for n, k in self._shapes:
+            parts.append(samples[start : start + n * k].reshape(n, k, 3))
+            start += n * k
+        return tuple(parts)
+
+    def _measure(self, samples: NDArray[np.uint8], plastic_ref: Sequence[float] | None) -> Features:
+        code_px, code_ring, key_px, key_ring, cell_px = self._split(samples)
+        cell_med = cell_px.mean(axis=1)
         code_med = _trimmed_median(code_px, self._code_ranks)
         key_med = _trimmed_median(key_px, self._key_ranks)
         code_lin = srgb_to_linear(code_med)
@@ -369,16 +386,14 @@ class BoardSampler:
         code_mean = code_px[: self.n_code].mean(axis=1).reshape(self.profile.rows, -1)
         key_mean = key_px.mean(axis=1).reshape(self.profile.rows, -1)
         signatures = np.concatenate([code_mean, key_mean], axis=1)
-        centre = (coef[0, 0], coef[0, 1])
         return Features(
             np.concatenate([code_lab, code_ring_l], axis=1),
             np.concatenate([key_lab, key_ring_l], axis=1),
             cell_ok,
             signatures,
             mean_plastic,
-            (float(centre[0]), float(centre[1])),
-            _clipped(code_med),
-            _clipped(key_med),
+            _clipped(code_med) & (np.mean(code_light / ref, axis=1) > CLIP_GAIN),
+            _clipped(key_med) & (np.mean(key_light / ref, axis=1) > CLIP_GAIN),
         )
 
 
@@ -388,20 +403,8 @@ def _clipped(med: FloatArray) -> NDArray[np.bool_]:
     return out
 
 
-def _min_pitch(points: FloatArray) -> float:
-    d = np.linalg.norm(points[:, None, :] - points[None, :, :], axis=2)
-    d[d == 0] = np.inf
-    return float(d.min())
-
-
 def _design(points_mm: FloatArray) -> FloatArray:
     return np.column_stack([np.ones(len(points_mm)), points_mm[:, 0] / 100.0, points_mm[:, 1] / 100.0])
-
-
-def _quad_design(points_mm: FloatArray, w: float, h: float) -> FloatArray:
-    x = points_mm[:, 0] / w - 0.5
-    y = points_mm[:, 1] / h - 0.5
-    return np.column_stack([np.ones(len(x)), x, y, x * x, x * y, y * y])
 
 
 def _local_matrix(beside: Sequence[Sequence[int]], n: int, n_cells: int) -> FloatArray:
@@ -410,28 +413,6 @@ def _local_matrix(beside: Sequence[Sequence[int]], n: int, n_cells: int) -> Floa
         for c in cells:
             m[i, c] = 1.0
     return m
-
-
-def _local_mean_rows(matrix: FloatArray, values: FloatArray) -> FloatArray:
-    w = matrix.sum(axis=1)
-    glob = np.median(values, axis=0)
-    s = matrix @ values
-    out: FloatArray = np.where(w[:, None] > 0, s / np.maximum(w, 1.0)[:, None], glob[None, :])
-    return out
-
-
-def _robust_lstsq(design: FloatArray, values: FloatArray, *, floor: float) -> FloatArray:
-    coef, *_ = np.linalg.lstsq(design, values, rcond=None)
-    good = np.ones(len(values), dtype=bool)
-    for _ in range(2):
-        resid = np.abs(values - design @ coef).max(axis=1)
-        mad = float(np.median(resid[good])) * 1.4826
-        new_good = resid <= max(3.0 * mad, floor)
-        if new_good.sum() < design.shape[1] + 2 or np.array_equal(new_good, good):
-            break
-        good = new_good
-        coef, *_ = np.linalg.lstsq(design[good], values[good], rcond=None)
-    return np.asarray(coef, dtype=np.float64)
 
 
 def _inside(x: float, y: float, rect: tuple[float, float, float, float], pad: float) -> bool:
@@ -496,7 +477,6 @@ class BoardReader:
         self._key_is_colour = np.array([n == profile.right_colour_key for n in key_names])
         self._key_is_empty = np.array([n == EMPTY for n in key_names])
         self.last_localisation: Any = None
-        self.last_rectified: NDArray[np.uint8] | None = None
 
     @property
     def localiser(self) -> Any:
@@ -507,17 +487,13 @@ class BoardReader:
 
     def read(self, frame: NDArray[np.uint8], *, at_ns: int | None = None) -> BoardReading:
         """Read one BGR frame; ``at_ns`` defaults to ``time.monotonic_ns()``."""
-        from vision.localise import rectify
-
         stamp = time.monotonic_ns() if at_ns is None else at_ns
         loc = self.localiser.locate(frame)
         self.last_localisation = loc
         if not loc.ok:
-            self.last_rectified = None
             return self.unreadable(loc.problem or "no board found", stamp)
-        rect = rectify(frame, loc, px_per_mm=self.calibration.px_per_mm)
-        self.last_rectified = rect
-        return self.read_rectified(rect, at_ns=stamp)
+        f = self.sampler.features_from_frame(frame, loc.image_to_board, self.calibration.plastic_linear)
+        return self._classify(f, stamp)
 
     def unreadable(self, problem: str, at_ns: int) -> BoardReading:
         """A reading that says the board could not be read, and why."""
@@ -527,15 +503,23 @@ class BoardReader:
 
     def read_rectified(self, rect: NDArray[np.uint8], *, at_ns: int = 0) -> BoardReading:
         """Read an already rectified board image."""
+        return self._classify(self.sampler.features(rect, self.calibration.plastic_linear), at_ns)
+
+    def _classify(self, f: Features, at_ns: int) -> BoardReading:
         p = self.profile
-        f = self.sampler.features(rect, self.calibration.plastic_linear)
         n_guess = p.rows * p.holes
         cc = self.code_model.classify(f.code[:n_guess], allowed=self._guess_allowed)
         sc = self.code_model.classify(f.code[n_guess:])
         kc = self.key_model.classify(f.keys)
-        code_ok = cc.accepted & ~_clip_mask(f.code_clipped, 0, n_guess)
-        secret_ok = sc.accepted & ~_clip_mask(f.code_clipped, n_guess, n_guess + p.holes)
-        key_ok = kc.accepted & ~_clip_mask(f.key_clipped, 0, len(kc.accepted))
+        # A clipped hole is read only when it is typical of its class, not
+        # merely plausible: clipping moved it by an unknown amount.
+        typical = chi2_quantile(CLIPPED_ALPHA, self.code_model.dims)
+        ktypical = chi2_quantile(CLIPPED_ALPHA, self.key_model.dims)
+        code_ok = cc.accepted & ~(_clip_mask(f.code_clipped, 0, n_guess) & (cc.distance2 > typical))
+        secret_ok = sc.accepted & ~(
+            _clip_mask(f.code_clipped, n_guess, n_guess + p.holes) & (sc.distance2 > typical)
+        )
+        key_ok = kc.accepted & ~(_clip_mask(f.key_clipped, 0, len(kc.accepted)) & (kc.distance2 > ktypical))
         code_names = self._code_names[cc.best]
         rows: list[RowReading] = []
         n_k = p.key_holes

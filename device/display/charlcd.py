@@ -10,13 +10,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from device.display.model import DisplayModel, PlayerFace, format_time
+from device.display.model import DisplayModel, PlayerFace, Role, format_time
 
 SIZES = ((16, 2), (20, 4))
 
 
 def _face(player: PlayerFace) -> str:
     return "FLAG" if player.flagged else format_time(player.remaining_ns)
+
+
+def _role3(player: PlayerFace) -> str:
+    if player.role is None:
+        return ""
+    return "BRK" if player.role is Role.CODEBREAKER else "MKR"
 
 
 def _fit(text: str, cols: int) -> str:
@@ -65,6 +71,18 @@ def layout(model: DisplayModel, cols: int = 16, rows: int = 2) -> list[str]:
         second = message or _status(model)
         return [_fit(first, cols), _fit(second, cols)]
     lines = []
+    if count == 2:
+        # Room for a line of names over a line of roles and times.
+        names = "".join(
+            f"{'>' if i == model.on_move else ' '}{model.players[i].name.upper()[: half - 2]}".ljust(half)
+            for i in (0, 1)
+        )
+        times = "".join(
+            f" {_role3(model.players[i])}".ljust(half - len(_face(model.players[i])) - 1)
+            + _face(model.players[i]) + " "
+            for i in (0, 1)
+        )
+        return [_fit(line, cols) for line in (names, times, _status(model), message)]
     for start in range(0, count, 2):
         line = "".join(_cell(model, i, half) for i in range(start, min(start + 2, count)))
         lines.append(line)

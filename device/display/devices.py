@@ -23,6 +23,7 @@ Drivers are imported when a display is opened, never at import time.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
@@ -192,8 +193,12 @@ class Display:
             return self.settings.size
         return (int(size[0]), int(size[1]))
 
-    def show(self, model: DisplayModel) -> None:
-        """Draw *model* on the device (may raise the device's I/O error)."""
+    def show(self, model: DisplayModel, at_ns: int | None = None) -> None:
+        """Draw *model* on the device (may raise the device's I/O error).
+
+        *at_ns* is accepted so a :class:`Display` is a table display sink;
+        the picture does not depend on it.
+        """
         if hasattr(self.device, "show_model"):
             self.device.show_model(model)
             return
@@ -221,8 +226,20 @@ def open_display(settings: DisplaySettings | str, **options: Any) -> Display:
 
     ``open_display("dummy")``, ``open_display("terminal", stream=buf)``,
     ``open_display(DisplaySettings(kind="ssd1306", i2c_address=0x3D))``.
-    Raises the driver's error if the hardware is missing.
+    Missing or unreachable hardware raises ``OSError`` naming the display.
     """
+    try:
+        return _open(settings, **options)
+    except (ConfigError, OSError, TypeError):
+        raise
+    except Exception as exc:
+        # luma's DeviceNotFoundError and friends are not OSErrors; the CLI
+        # and the table turn OSError into one line.
+        kind = settings if isinstance(settings, str) else settings.kind
+        raise OSError(f"display {kind}: {exc}") from exc
+
+
+def _open(settings: DisplaySettings | str, **options: Any) -> Display:
     if isinstance(settings, str):
         known = {f.name for f in fields(DisplaySettings)}
         settings = DisplaySettings(kind=settings, **{k: v for k, v in options.items() if k in known})
@@ -239,10 +256,12 @@ def open_display(settings: DisplaySettings | str, **options: Any) -> Display:
         return Display(dummy(width=width, height=height, rotate=settings.rotate, mode="1"),
                        kind=kind, settings=settings)
     if kind in EMULATOR_KINDS:
+        # pygame greets on stdout when imported; keep the terminal clean.
+        os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
         from luma.emulator import device as emulators
 
         common = {"width": width, "height": height, "rotate": settings.rotate, "mode": "1",
-                  "transform": "none", "scale": settings.scale}
+                  "transform": "identity", "scale": settings.scale}
         if kind == "emulator-png":
             template = settings.output or "pegwatch-display.png"
             dev = emulators.capture(file_template=template, **common)

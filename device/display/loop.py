@@ -43,11 +43,15 @@ class DisplayLoop:
         fps: float = 10.0,
         retry_s: float = 5.0,
         now_ns: Callable[[], int] = time.monotonic_ns,
+        reopen: Callable[[], Display] | None = None,
     ) -> None:
         if fps <= 0:
             raise ValueError("fps must be > 0")
         self.display = display
         self._model_at = model_at
+        # A replugged OLED needs its init sequence again: with *reopen* the
+        # retry opens a fresh device instead of writing to the old one.
+        self._reopen = reopen
         self._next_change_at = next_change_at
         self.min_interval_ns = round(1e9 / fps)
         self.retry_ns = round(retry_s * 1e9)
@@ -77,7 +81,8 @@ class DisplayLoop:
         """One pass: draw if needed. Returns the stamp to look again at (or ``None``)."""
         now = self._now_ns() if now_ns is None else now_ns
         self.passes += 1
-        model = self._model_at(now).quantized()
+        raw = self._model_at(now)
+        model = raw.quantized()
         due: list[int] = []
         if model != self._shown:
             ready = self._last_frame_ns is None or now - self._last_frame_ns >= self.min_interval_ns
@@ -92,7 +97,7 @@ class DisplayLoop:
         if self._next_change_at is not None:
             nxt = self._next_change_at(now)
         else:
-            until = model.until_change_ns()
+            until = raw.until_change_ns()  # not the quantized one: it sits on the edge
             nxt = None if until is None else now + until
         if nxt is not None:
             due.append(nxt)
@@ -100,6 +105,8 @@ class DisplayLoop:
 
     def _draw(self, model: DisplayModel, now: int) -> None:
         try:
+            if self._failed_at is not None and self._reopen is not None:
+                self.display = self._reopen()
             self.display.show(model)
         except Exception as exc:
             self.errors += 1

@@ -63,7 +63,7 @@ def until_face_changes_ns(remaining_ns: int) -> int | None:
     """
     if remaining_ns <= 0:
         return None
-    if remaining_ns < NS_PER_TENTH:  # shown as 0.1 until the flag
+    if remaining_ns < 2 * NS_PER_TENTH:  # shown as 0.1 until the flag
         return remaining_ns
     unit = time_unit_ns(remaining_ns)
     return remaining_ns - remaining_ns // unit * unit + 1

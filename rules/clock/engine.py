@@ -177,6 +177,9 @@ class _State:
         return self.started and not self.paused and not self.finished
 
 
+_Entry = tuple[ClockEvent, "PressOutcome | None", _State]
+
+
 def _bump(values: tuple[int, ...], i: int) -> tuple[int, ...]:
     return (*values[:i], values[i] + 1, *values[i + 1 :])
 
@@ -204,27 +207,24 @@ def _run(
             None,
             (),
         )
-    stage = tc.stages[p.stage]
     rest = elapsed
     offset = 0
-    if stage.delay_ns and stage.delay_kind is DelayKind.US:
-        free = max(0, stage.delay_ns - p.turn_used_ns)
-        spent = min(free, rest)
-        rest -= spent
-        offset += spent
-        if spent < free:
-            # Still inside the delay: the main time has not begun to run.
-            return (
-                replace(p, used_ns=p.used_ns + offset, turn_used_ns=p.turn_used_ns + offset),
-                None,
-                (),
-            )
     main, st, in_ot = p.main_ns, p.stage, p.in_overtime
     periods_left, period_left, block_moves = p.periods_left, p.period_left_ns, p.block_moves
     expiries: list[StageExpiry] = []
     flag: int | None = None
     ot = tc.overtime
     while True:
+        stage = tc.stages[st]
+        if stage.delay_ns and stage.delay_kind is DelayKind.US:
+            # Checked again after a stage change: the delay in force is the
+            # current stage's, measured against the time used this turn.
+            free = max(0, stage.delay_ns - p.turn_used_ns - offset)
+            spent = min(free, rest)
+            rest -= spent
+            offset += spent
+            if spent < free:
+                break  # still inside the delay: the main time waits
         if not in_ot:
             if main > rest:
                 main -= rest
@@ -327,8 +327,9 @@ class Clock:
         self._last_at: int | None = None
         self._events: list[ClockEvent] = []
         # What rebuilds the state on undo: effective events with the outcome
-        # each had, so replaying never re-judges an old press.
-        self._effective: list[tuple[ClockEvent, PressOutcome | None]] = []
+        # each had (so replaying never re-judges an old press) and the state
+        # after each (so an undo replays only the events since the press).
+        self._effective: list[_Entry] = []
 
     # ------------------------------------------------------------------
     # Construction helpers
@@ -469,8 +470,8 @@ class Clock:
         if self._state.started:
             raise ClockStateError("the clock has already been started")
         at = self._stamp(at_ns)
-        self._record(ClockEvent("start", at_ns, player), at, None)
         self._state = self._do_start(self._state, player, at)
+        self._record(ClockEvent("start", at_ns, player), at, None)
 
     def press(self, player: int, at_ns: int) -> PressOutcome:
         """*player* presses their button: ends their turn if they are on move."""
@@ -549,9 +550,13 @@ class Clock:
         )
         if index is None:
             raise ClockStateError("no accepted press to undo")
-        effective = self._effective[:index] + self._effective[index + 1 :]
-        self._state = self._rebuild(effective)
-        self._effective = effective
+        base = self._effective[index - 1][2] if index else self._initial
+        kept = self._effective[:index]
+        for event, outcome, _ in self._effective[index + 1 :]:
+            base = self._reapply(base, event, outcome)
+            kept.append((event, outcome, base))
+        self._state = base
+        self._effective = kept
         self._events.append(ClockEvent("undo", at_ns))
         self._last_at = at
 
@@ -673,44 +678,41 @@ class Clock:
         return at_ns
 
     def _record(self, event: ClockEvent, at: int, outcome: PressOutcome | None) -> None:
+        # Callers have already moved self._state past the event.
         self._events.append(event)
-        self._effective.append((replace(event, at_ns=at), outcome))
+        self._effective.append((replace(event, at_ns=at), outcome, self._state))
         self._last_at = at
 
-    def _rebuild(self, effective: Sequence[tuple[ClockEvent, PressOutcome | None]]) -> _State:
-        state = self._initial
-        for event, outcome in effective:
-            at = event.at_ns
-            k = event.kind
-            if k == "start":
-                assert event.player is not None
-                state = self._do_start(state, event.player, at)
-            elif k == "press":
-                assert event.player is not None and outcome is not None
-                state = self._settle(state, at)
-                if outcome is PressOutcome.ACCEPTED:
-                    state = self._accept(state, event.player, at)
-                else:
-                    state = self._count(state, event.player, outcome)
-            elif k == "adjust":
-                assert event.player is not None
-                state = self._do_adjust(
-                    self._settle(state, at), event.player, event.remaining_ns, event.moves
-                )
-            elif k == "stop":
-                state = replace(self._settle(state, at), stopped=True, since_ns=at)
-            else:
-                # An arbiter pause or resume that no longer fits the
-                # corrected history (say the mis-pressing player's flag fell
-                # before it) is dropped.
-                try:
-                    if k == "pause":
-                        state = self._do_pause(self._settle(state, at), at)
-                    elif k == "resume":
-                        state = self._do_resume(state, at)
-                except ClockStateError:
-                    logger.debug("undo: %s at %d no longer applies", k, at)
-        return state
+    def _reapply(self, state: _State, event: ClockEvent, outcome: PressOutcome | None) -> _State:
+        """Apply an effective event again during an undo, with its old outcome."""
+        at = event.at_ns
+        k = event.kind
+        if k == "start":
+            assert event.player is not None
+            return self._do_start(state, event.player, at)
+        if k == "press":
+            assert event.player is not None and outcome is not None
+            state = self._settle(state, at)
+            if outcome is PressOutcome.ACCEPTED:
+                return self._accept(state, event.player, at)
+            return self._count(state, event.player, outcome)
+        if k == "adjust":
+            assert event.player is not None
+            return self._do_adjust(
+                self._settle(state, at), event.player, event.remaining_ns, event.moves
+            )
+        if k == "stop":
+            return replace(self._settle(state, at), stopped=True, since_ns=at)
+        # An arbiter pause or resume that no longer fits the corrected
+        # history (say the mis-pressing player's flag fell before it) is
+        # dropped.
+        try:
+            if k == "pause":
+                return self._do_pause(self._settle(state, at), at)
+            return self._do_resume(state, at)
+        except ClockStateError:
+            logger.debug("undo: %s at %d no longer applies", k, at)
+            return state
 
     def _do_start(self, state: _State, player: int, at: int) -> _State:
         return replace(state, started=True, on_move=player, since_ns=at)

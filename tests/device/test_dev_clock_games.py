@@ -25,6 +25,11 @@ def mso_clock():
     return Clock((TimeControl.sudden_death(4 * MIN), TimeControl.sudden_death(8 * MIN)))
 
 
+def mso_clock_reversed():
+    # Game 2: roles reversed, seat 0 breaks (8 minutes), seat 1 makes (4).
+    return Clock((TimeControl.sudden_death(8 * MIN), TimeControl.sudden_death(4 * MIN)))
+
+
 @pytest.fixture
 def mso(mock_factory, fake_time):
     hardware = TableHardware(PinMap(), pin_factory=mock_factory, buzzer=QUICK,
@@ -38,7 +43,7 @@ def mso(mock_factory, fake_time):
     device = TableClockDevice(
         hardware, mso_clock(), on_event=sink, names=("Alice", "Bob"),
         roles=(Role.CODEMAKER, Role.CODEBREAKER), now_ns=fake_time, watch=False,
-        presets={"MSO 8+4": mso_clock},
+        presets={"MSO game 1": mso_clock, "MSO game 2": mso_clock_reversed},
     )
     device.journal = journal
     yield device
@@ -257,3 +262,117 @@ def test_mensa_connection_four_players_skip_the_flagged(mock_factory, fake_time,
         assert hardware.led_states == ("off", "off", "off", "on")
         assert device.clock.apply(ClockEvent("press", fake_time.now, 2)) is PressOutcome.FLAGGED
         assert played(device)[-1] is Alert.FLAG
+
+
+def test_next_change_follows_the_faces(mso, drive, fake_time):
+    from device.display.model import format_time
+
+    assert mso.next_change_ns(fake_time.now) is None  # not started
+    t_start = fake_time.now
+    drive.tap(MAKER)
+    now = fake_time.now
+    due = mso.next_change_ns(now)
+    face = format_time(mso.view(now).remaining_ns[1])
+    assert format_time(mso.view(due).remaining_ns[1]) != face
+    assert format_time(mso.view(due - 1).remaining_ns[1]) == face
+    # Just above 20 s the next change is the switch to tenths.
+    at = t_start + 8 * MIN - 20 * S - 500_000_000
+    due = mso.next_change_ns(at)
+    assert due == t_start + 8 * MIN - 20 * S + 1
+    assert format_time(mso.view(due).remaining_ns[1]) == "19.9"
+
+
+def test_display_loop_follows_the_device(mso, drive, fake_time):
+    from device.display.devices import open_display
+    from device.display.loop import DisplayLoop
+
+    display = open_display("dummy")
+    loop = DisplayLoop(display, mso.display_model, next_change_at=mso.next_change_ns,
+                       now_ns=fake_time)
+    loop.step()
+    drive.tap(MAKER)
+    fake_time.advance_s(1)
+    loop.step()
+    assert loop.frames == 2
+    from device.display.render import render
+
+    assert display.device.image.tobytes() == render(mso.display_model().quantized()).tobytes()
+
+
+def test_flag_found_by_the_watcher_in_real_time(mock_factory):
+    hardware = TableHardware(PinMap(), pin_factory=mock_factory, buzzer=QUICK)
+    clock = Clock((TimeControl.sudden_death(200_000_000),) * 2)
+    import threading
+
+    fell = threading.Event()
+    with TableClockDevice(hardware, clock) as device:
+        device.when_flag = lambda player, at: fell.set()
+        mock_factory.pin(MAKER).drive_low()  # starts the other player's 0.2 s
+        assert fell.wait(3), "the watcher did not notice the flag"
+        assert device.view().flags == (1,)
+        assert hardware.sounder.wait_until_quiet(3)
+        assert Alert.FLAG in hardware.sounder.played
+
+
+def test_full_mso_match_two_games_roles_reversed(mso, drive, fake_time):
+    """Game 1: Bob breaks Alice's code on row 6. Game 2 (roles reversed, a
+    fresh clock loaded from the arbiter menu's preset): Alice is flagged."""
+    hw = mso.hardware
+    t = fake_time.now
+    drive.tap(MAKER)  # Alice (codemaker) starts Bob's clock
+    start = t
+    breaker_used = maker_used = 0
+    for row in range(1, 7):
+        mso.row = row
+        t += 40 * S  # Bob places row `row`
+        fake_time.now = t
+        breaker_used += 40 * S
+        assert hw.led_states == ("off", "on")
+        drive.tap(BREAKER, bounces=3)
+        assert mso.view(t).on_move == 0
+        if row == 6:
+            break  # Bob's row 6 is the code: four black keys
+        t += 15 * S  # Alice marks it
+        fake_time.now = t
+        maker_used += 15 * S
+        assert hw.led_states == ("on", "off")
+        drive.tap(MAKER, bounces=3)
+    # Solved: the table program stops the clock when the row is confirmed.
+    mso.stop(t + 2 * S)
+    view = mso.view()
+    assert view.finished and view.on_move is None and view.flags == ()
+    assert view.remaining_ns == (4 * MIN - maker_used - 2 * S, 8 * MIN - breaker_used)
+    assert hw.led_states == ("off", "off")
+    assert t - start == breaker_used + maker_used
+    drive.tap(BREAKER)
+    assert mso.view().remaining_ns == view.remaining_ns  # nothing runs after the end
+
+    # Game 2: the arbiter loads the preset: open, to PRESET, enter it,
+    # step to game 2, load it.
+    mso.roles = (Role.CODEBREAKER, Role.CODEMAKER)
+    for step in ("long", "short", "short", "short", "long", "short", "long"):
+        fake_time.advance_s(1)
+        drive.press(ARB)
+        fake_time.advance_ms(1600 if step == "long" else 100)
+        hw.poll()
+        drive.release(ARB)
+    assert mso.journal[-1] == ControlEvent("preset", mso.journal[-1].at_ns, "MSO game 2")
+    for step in ("short", "short", "long"):  # PRESET -> MUTE -> BACK, close
+        fake_time.advance_s(1)
+        drive.press(ARB)
+        fake_time.advance_ms(1600 if step == "long" else 100)
+        hw.poll()
+        drive.release(ARB)
+    assert not mso.menu.is_open
+    assert mso.view().remaining_ns == (8 * MIN, 4 * MIN) and not mso.view().started
+    assert mso.message is None
+    # Bob, now codemaker, starts Alice's 8 minutes; she runs out of time.
+    fake_time.advance_s(1)
+    drive.tap(BREAKER)
+    assert mso.view().on_move == 0
+    assert hw.led_states == ("on", "off")
+    fake_time.advance_s(8 * 60 + 1)
+    mso.tick()
+    assert mso.view().flags == (0,)
+    assert mso.message.text == "TIMEOUT Alice"
+    assert played(mso)[-1] is Alert.FLAG

@@ -30,12 +30,19 @@ def hw(mock_factory, fake_time, pin_map):
     hardware.close()
 
 
-def test_nothing_built_at_import():
-    import importlib
+def test_no_driver_imported_at_import_time():
+    """Importing the device layer touches no hardware library (or hardware)."""
+    import subprocess
+    import sys
 
-    import device.hardware as module
-
-    importlib.reload(module)  # importing builds no gpiozero device (would need a factory)
+    code = (
+        "import sys, device.clock_device, device.hardware, device.pins, device.buzzer, "
+        "device.display.loop, device.display.devices, device.display.charlcd; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('gpiozero', 'luma', 'RPLCD', 'pygame', 'lgpio')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_clean_press_is_one_event_stamped_now(hw, drive, fake_time):
@@ -217,3 +224,15 @@ def test_buzzer_settings_parse():
         BuzzerSettings.from_mapping({"short_beep_ms": 0}, source="t.toml")
     with pytest.raises(ConfigError, match=r"buzzer.volume: unknown key"):
         BuzzerSettings.from_mapping({"volume": 3}, source="t.toml")
+
+
+def test_wait_for_press(mock_factory, pin_map):
+    import threading
+
+    with TableHardware(pin_map, pin_factory=mock_factory, buzzer=QUICK) as hardware:
+        assert hardware.wait_for_press(0.01) is None
+        timer = threading.Timer(0.05, mock_factory.pin(P1).drive_low)
+        timer.start()
+        got = hardware.wait_for_press(2)
+        timer.join()
+        assert got is not None and got[0] == 1

@@ -124,4 +124,4 @@ def test_vectorised_path_rejects_bad_input() -> None:
     with pytest.raises(PegwatchError, match="outside"):
         score_against_all([0, 1, 2, 9], 8, 4)
     with pytest.raises(PegwatchError, match="at most"):
-        all_codes(10, 8)
+        all_codes(10, 7)

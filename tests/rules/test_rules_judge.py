@@ -299,3 +299,15 @@ def test_single_mismark_is_found_and_credited(data) -> None:  # type: ignore[no-
         assert (v.attempts, v.codemaker_penalty_vp) == (k, 0.5)
     else:
         assert (v.attempts, v.codemaker_penalty_vp) == (min(k + 1, 13), 0.0)
+
+
+def test_huge_custom_preset_still_judged_without_consistency() -> None:
+    """A preset too big for the consistency search (20 colours x 6 holes)
+    is still judged; the verdict says the analysis was skipped."""
+    from dataclasses import replace
+
+    big = replace(get_variant("mso"), name="huge", colours=20, holes=6, palette=())
+    guess = ("a", "b", "c", "d", "e", "f")
+    v = judge_game(GameRecord("huge", None, (Row(guess, Feedback(1, 0)),)), big)
+    assert v.consistent is None and v.attempts == 13
+    assert any("consistency not analysed" in n for n in v.notes)

@@ -53,7 +53,6 @@ def test_judge_match_exception_penalty_and_both_fail() -> None:
     """Seed 000: "If both players score 13 attempts, both have lost and get 0
     VP", and the ½ VP penalty still comes off the codemaker who earned it."""
     game1 = make_game(SECRET, MISSES)                        # B: 13
-    game2 = make_game(SECRET, MISSES, marks={12: None})
     game2 = make_game(SECRET, [*MISSES[:11], SECRET], marks={12: (3, 0)})  # A: 12, B penalised
     verdict = judge_match(MatchRecord("mso", ("A", "B"), (game1, game2)))
     assert verdict.attempts == {"A": 12, "B": 13}

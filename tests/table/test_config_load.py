@@ -219,7 +219,8 @@ def test_values_are_read_and_paths_resolve_beside_the_file(tmp_path):
             "hardware.mode: 'arduino' is not a known hardware mode; allowed: auto, pi, simulated",
         ),
         ("[pins]\nplayer_buttons = [17, 17]\n", "pins.player_buttons"),
-        ("[pins]\narbiter_button = 2\n", "pins.arbiter_button"),
+        ('[display]\nkind = "ssd1306"\n[pins]\narbiter_button = 2\n', "pins.arbiter_button"),
+        ("[display]\nrotate = 7\n", "display.rotate"),
         ("[buzzer]\nkind = 'siren'\n", "buzzer.kind: 'siren' is not allowed"),
     ],
 )
@@ -279,3 +280,16 @@ def test_config_is_frozen():
     config = TableConfig()
     with pytest.raises(AttributeError):
         config.rules = "hasbro"  # type: ignore[misc]
+
+
+def test_the_table_program_reports_a_bad_file_in_one_line_and_exit_2(tmp_path, capsys):
+    from device import cli
+
+    parser = cli.build_parser()
+    if "run" not in parser.format_help():
+        pytest.skip("pegwatch run is not there yet")
+    path = write(tmp_path, '[match]\nplayers = ["Ann", "Bob"]\nrules = "chess"\n')
+    assert cli.main(["run", "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"pegwatch run: {path}: match.rules: 'chess' is not a known rules preset")

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from device.config import load_config
+
 REPO = Path(__file__).resolve().parents[2]
 UNIT = REPO / "systemd" / "pegwatch.service"
 INSTALLER = REPO / "firmware_config" / "install-pi.sh"
@@ -147,9 +149,23 @@ def tree(root: Path) -> dict[str, str]:
     }
 
 
-def install(root: Path) -> str:
+@pytest.fixture(scope="module")
+def source(tmp_path_factory) -> Path:
+    """A frozen copy of the checkout: other work may change the real one meanwhile."""
+    snapshot = tmp_path_factory.mktemp("src") / "pegwatch"
+    shutil.copytree(
+        REPO,
+        snapshot,
+        ignore=shutil.ignore_patterns(
+            ".venv", ".git", "__pycache__", "*.egg-info", ".*_cache", ".hypothesis", "out"
+        ),
+    )
+    return snapshot
+
+
+def install(root: Path, source: Path) -> str:
     result = subprocess.run(
-        ["bash", str(INSTALLER), "--dry-run"],
+        ["bash", str(source / "firmware_config/install-pi.sh"), "--dry-run"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -162,22 +178,29 @@ def install(root: Path) -> str:
 ORIGINAL_CONFIG_TXT = "# the Pi's own settings\ndtparam=audio=on\n[cm4]\notg_mode=1\n"
 
 
-def test_installer_into_a_scratch_root_is_idempotent(tmp_path):
+def test_installer_into_a_scratch_root_is_idempotent(tmp_path, source):
     root = tmp_path / "root"
     boot = root / "boot" / "firmware"
     boot.mkdir(parents=True)
     (boot / "config.txt").write_text(ORIGINAL_CONFIG_TXT)
 
-    first = install(root)
+    first = install(root, source)
     assert "reboot needed" in first
     config_txt = (boot / "config.txt").read_text()
     assert config_txt.startswith(ORIGINAL_CONFIG_TXT)  # the Pi's own lines untouched
     assert config_txt.count("# >>> pegwatch >>>") == 1
-    assert FRAGMENT.read_text() in config_txt
-    assert (root / "etc/systemd/system/pegwatch.service").read_text() == UNIT.read_text()
-    assert (root / "etc/pegwatch/pegwatch.toml").read_bytes() == (
-        REPO / "firmware_config/pegwatch.toml"
-    ).read_bytes()
+    assert (source / "firmware_config/config.txt.fragment").read_text() in config_txt
+    assert (root / "etc/systemd/system/pegwatch.service").read_text() == (
+        source / "systemd/pegwatch.service"
+    ).read_text()
+    installed = root / "etc/pegwatch/pegwatch.toml"
+    shipped = (source / "firmware_config/pegwatch.toml").read_text()
+    # The same file, except that a Pi draws on the OLED, not in the terminal.
+    assert installed.read_text() == shipped.replace('kind = "terminal"', 'kind = "ssd1306"', 1)
+    pi_model = tmp_path / "model"
+    pi_model.write_text("Raspberry Pi 5 Model B Rev 1.0")
+    config = load_config(installed, model_path=pi_model)
+    assert config.display.kind == "ssd1306" and config.on_pi and config.camera == "picamera2"
     assert (root / "etc/modules-load.d/pegwatch.conf").read_text() == "i2c-dev\n"
     assert (root / "opt/pegwatch/device/journal.py").is_file()
     assert not (root / "opt/pegwatch/.venv").exists()  # dry run: pip and venv only printed
@@ -185,13 +208,13 @@ def test_installer_into_a_scratch_root_is_idempotent(tmp_path):
     assert "--system-site-packages" in first
 
     before = tree(root)
-    second = install(root)
+    second = install(root, source)
     assert tree(root) == before
     assert "installed" not in second and "updated" not in second
     assert "reboot needed" not in second
 
 
-def test_installer_never_overwrites_an_arbiters_config_and_replaces_an_old_block(tmp_path):
+def test_installer_never_overwrites_an_arbiters_config_and_replaces_an_old_block(tmp_path, source):
     root = tmp_path / "root"
     (root / "boot").mkdir(parents=True)  # an older OS: /boot/config.txt
     (root / "boot/config.txt").write_text(
@@ -203,10 +226,10 @@ def test_installer_never_overwrites_an_arbiters_config_and_replaces_an_old_block
     (root / "etc/pegwatch").mkdir(parents=True)
     (root / "etc/pegwatch/pegwatch.toml").write_text(edited)
 
-    install(root)
+    install(root, source)
     assert (root / "etc/pegwatch/pegwatch.toml").read_text() == edited
     assert (root / "etc/pegwatch/pegwatch.toml.dist").read_bytes() == (
-        REPO / "firmware_config/pegwatch.toml"
+        source / "firmware_config/pegwatch.toml"
     ).read_bytes()
     text = (root / "boot/config.txt").read_text()
     assert text.count("# >>> pegwatch >>>") == 1
@@ -224,3 +247,47 @@ def test_installer_refuses_unknown_options_with_one_line(tmp_path):
     )
     assert result.returncode == 2
     assert result.stderr.strip() == "install-pi.sh: unknown option --frobnicate (try --help)"
+
+
+def wiring_rows() -> list[list[str]]:
+    text = (REPO / "docs" / "hardware.md").read_text()
+    section = text.split("## Wiring", 1)[1].split("```", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        if line.startswith("|") and not line.startswith("|--") and "header pin" not in line:
+            rows.append([cell.strip() for cell in line.strip("|").split("|")])
+    return rows
+
+
+def test_wiring_table_matches_the_default_pins_and_the_real_header():
+    from gpiozero.pins.mock import MockFactory
+
+    from device.config import load_config
+
+    pins = load_config(REPO / "firmware_config" / "pegwatch.toml").pins
+    board = MockFactory().board_info
+
+    def where(name: str) -> set[tuple[str, int]]:
+        return {(header.name, pin.number) for header, pin in board.find_pin(name)}
+
+    expected = {
+        "`pins.player_buttons[0]`": pins.player_buttons[0],
+        "`pins.player_buttons[1]`": pins.player_buttons[1],
+        "`pins.arbiter_button`": pins.arbiter_button,
+        "`pins.player_leds[0]`": pins.player_leds[0],
+        "`pins.player_leds[1]`": pins.player_leds[1],
+        "`pins.buzzer`": pins.buzzer,
+    }
+    rows = wiring_rows()
+    seen = set()
+    for part, signal, gpio, header, other in rows:
+        if gpio.startswith("GPIO"):
+            number = int(gpio.split()[1])
+            # The physical pin named in the table is where gpiozero says that GPIO is.
+            assert where(f"GPIO{number}") == {("J8", int(header))}, part
+            if signal in expected:
+                assert number == expected[signal], f"{part}: docs say GPIO {number}"
+                seen.add(signal)
+        for ground in (int(n) for n in re.findall(r"GND \(pin (\d+)\)", other)):
+            assert ("J8", ground) in where("GND"), f"{part}: pin {ground} is not GND"
+    assert seen == set(expected)

@@ -1,0 +1,250 @@
+"""Benchmark the board reader on the hard rendered set, side by side with the HSV baseline.
+
+    .venv/bin/python benchmarks/vision.py [--quick] [--boards N] [--seed S]
+
+Per profile, a few tables are calibrated from easy photos (as an installer
+would), then read hard photos of games in progress: half marked correctly,
+half with injected mis-marks. Printed: per-hole accuracy, per-row key-count
+accuracy, mis-marks flagged on correctly marked boards, mis-marks caught,
+uncertain or missed on wrongly marked boards, unknown and occluded rates,
+occluded rows caught, and read times at 1280x720 on one core
+(``cv2.setNumThreads(1)``). The last line is one JSON object.
+
+Definitions:
+
+* a hole *error* is a hole read confidently (not unknown/occluded) as the
+  wrong thing; ``hole_error_rate`` = errors / all code holes of all rows
+  (plus the secret holes when the shield is open);
+* a row is *judged* when the reader says it is ok (every hole and key hole
+  read confidently), it is complete and it is marked (its keys are present,
+  or a later row is played); it is *flagged* when ``rules.codes.score`` of
+  the truth's secret against the read guess differs from the read keys;
+* ``false_mismark_rows``: rows flagged on correctly marked boards;
+* ``missed_mismarks``: injected mis-marks that were neither flagged nor
+  reported uncertain (the row not "ok");
+* ``read_ms_median``: a read of a frame from a fixed camera, which is the
+  table's steady state (the localiser keeps its fit while the markers stay
+  put); ``read_ms_first_median``: the first read of a new camera pose,
+  which also detects the markers afresh and fits the hole grid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import cv2
+import numpy as np
+
+from rules.codes import score
+from vision.baseline_hsv import read_hsv
+from vision.calibration import calibrate, truth_from_record
+from vision.hardset import PROFILES, hard_set, truth_reading
+from vision.profile import BoardProfile
+from vision.reader import BoardReader
+from vision.reading import EMPTY, OCCLUDED, ROW_OK, UNKNOWN, BoardReading
+
+
+class Tally:
+    """Counts for one reader over the whole set."""
+
+    def __init__(self) -> None:
+        self.c: Counter[str] = Counter()
+        self.confusion: Counter[tuple[str, str]] = Counter()
+
+    def add_board(
+        self,
+        profile: BoardProfile,
+        truth: BoardReading,
+        secret: tuple[str, ...],
+        read: BoardReading,
+        mismarked: frozenset[int],
+        occluded_rows: frozenset[int],
+        shield_open: bool,
+    ) -> None:
+        c = self.c
+        c["boards"] += 1
+        if read.problem is not None:
+            c["board_problems"] += 1
+        for t_row, r_row in zip(truth.rows, read.rows, strict=True):
+            for t, h in zip(t_row.holes, r_row.holes, strict=True):
+                self._hole(t.colour, h.colour)
+            if t_row.row in occluded_rows:
+                c["rows_truly_occluded"] += 1
+                if r_row.status != ROW_OK and r_row.status != "empty":
+                    c["occluded_rows_caught"] += 1
+            c["rows"] += 1
+            if r_row.keys.is_certain and r_row.status != "occluded":
+                if (r_row.keys.black, r_row.keys.white) != (t_row.keys.black, t_row.keys.white):
+                    c["key_errors"] += 1
+            else:
+                c["key_unknown"] += 1
+        if shield_open and read.secret is not None:
+            assert truth.secret is not None
+            for t, h in zip(truth.secret, read.secret, strict=True):
+                self._hole(t.colour, h.colour)
+
+        played = [r.row for r in truth.rows if r.status != "empty"]
+        last = max(played, default=0)
+        for r_row in read.rows:
+            if r_row.row > last:
+                continue
+            t_row = truth.row(r_row.row)
+            flagged, judged = _judge(profile, secret, r_row, is_last=r_row.row == last)
+            if r_row.row in mismarked:
+                c["mismarks_injected"] += 1
+                if flagged:
+                    c["mismarks_caught"] += 1
+                elif not judged:
+                    c["mismarks_uncertain"] += 1
+                else:
+                    c["missed_mismarks"] += 1
+            elif not mismarked:
+                if flagged:
+                    c["false_mismark_rows"] += 1
+                if judged:
+                    c["rows_judged_correct_boards"] += 1
+            _ = t_row
+
+    def _hole(self, truth: str, read: str) -> None:
+        self.c["holes"] += 1
+        if read == UNKNOWN:
+            self.c["unknown"] += 1
+        elif read == OCCLUDED:
+            self.c["occluded"] += 1
+        elif read != truth:
+            self.c["hole_errors"] += 1
+            self.confusion[(truth, read)] += 1
+
+
+def _judge(profile: BoardProfile, secret: tuple[str, ...], row: Any, *, is_last: bool) -> tuple[bool, bool]:
+    """(flagged, judged) as the table program would do it."""
+    if row.status != ROW_OK or not row.keys.is_certain:
+        return False, False
+    guess = row.guess
+    if not profile.blanks and EMPTY in guess:
+        return False, False  # pegs still being placed
+    if is_last and row.keys.status == "empty":
+        return False, False  # not marked yet
+    fb = score(secret, guess)
+    return (fb.black, fb.white) != (row.keys.black, row.keys.white), True
+
+
+def run(boards: int, seed: int, profiles: tuple[str, ...], tables: int, verbose: bool) -> dict[str, Any]:
+    cv2.setNumThreads(1)
+    ours, base = Tally(), Tally()
+    steady: list[float] = []
+    first: list[float] = []
+    started = time.perf_counter()
+    for table, cases in hard_set(boards_per_profile=boards, tables_per_profile=tables, profiles=profiles, seed=seed):
+        p = table.profile
+        truths = [truth_from_record(t, p, where="calibration truth") for t in table.calibration_truths()]
+        cal = calibrate([r.image for r in table.calibration], truths, p)
+        reader = BoardReader(p, cal)
+        for case in cases:
+            r = case.rendered
+            contents = r.contents
+            assert contents.secret is not None
+            truth = truth_reading(contents, p)
+            t0 = time.perf_counter()
+            reading = reader.read(r.image, at_ns=case.index)
+            t1 = time.perf_counter()
+            reader.read(r.image, at_ns=case.index + 1)
+            t2 = time.perf_counter()
+            first.append((t1 - t0) * 1000)
+            steady.append((t2 - t1) * 1000)
+            ours.add_board(p, truth, contents.secret, reading, contents.mismarked_rows, r.occluded_rows, contents.shield_open)
+            loc = reader.last_localisation
+            if loc is not None and loc.ok:
+                hsv = read_hsv(p, reader.sampler, r.image, loc.image_to_board)
+            else:
+                hsv = reader.unreadable(loc.problem if loc is not None else "no board", 0)
+            base.add_board(p, truth, contents.secret, hsv, contents.mismarked_rows, r.occluded_rows, contents.shield_open)
+            if verbose:
+                print(f"  {p.name} peg set {table.peg_set} board {case.index}: "
+                      f"errors so far {ours.c['hole_errors']}, unknown {ours.c['unknown']}", file=sys.stderr)
+    elapsed = time.perf_counter() - started
+    return {"ours": ours, "base": base, "steady": steady, "first": first, "elapsed": elapsed}
+
+
+def summary(res: dict[str, Any]) -> dict[str, Any]:
+    o: Counter[str] = res["ours"].c
+    b: Counter[str] = res["base"].c
+    holes = max(o["holes"], 1)
+    rows = max(o["rows"], 1)
+    occ = max(o["rows_truly_occluded"], 1)
+    return {
+        "boards": o["boards"],
+        "holes": o["holes"],
+        "hole_error_rate": round(o["hole_errors"] / holes, 6),
+        "hole_errors": o["hole_errors"],
+        "unknown_rate": round(o["unknown"] / holes, 4),
+        "occluded_rate": round(o["occluded"] / holes, 4),
+        "key_error_rate": round(o["key_errors"] / rows, 6),
+        "key_unknown_rate": round(o["key_unknown"] / rows, 4),
+        "false_mismark_rows": o["false_mismark_rows"],
+        "rows_judged_on_correct_boards": o["rows_judged_correct_boards"],
+        "mismarks_injected": o["mismarks_injected"],
+        "mismarks_caught": o["mismarks_caught"],
+        "mismarks_uncertain": o["mismarks_uncertain"],
+        "missed_mismarks": o["missed_mismarks"],
+        "occluded_rows_caught_rate": round(o["occluded_rows_caught"] / occ, 4),
+        "board_problems": o["board_problems"],
+        "read_ms_median": round(float(np.median(res["steady"])), 3),
+        "read_ms_first_median": round(float(np.median(res["first"])), 3),
+        "read_ms_p90": round(float(np.percentile(res["steady"], 90)), 3),
+        "baseline_hole_error_rate": round(b["hole_errors"] / max(b["holes"], 1), 6),
+        "baseline_key_error_rate": round(b["key_errors"] / max(b["rows"], 1), 6),
+        "baseline_false_mismark_rows": b["false_mismark_rows"],
+        "baseline_missed_mismarks": b["missed_mismarks"],
+        "elapsed_s": round(res["elapsed"], 1),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="a tiny set (for the test of this script)")
+    ap.add_argument("--boards", type=int, default=None, help="hard boards per profile (default 100; quick 2)")
+    ap.add_argument("--tables", type=int, default=None, help="tables (peg sets) per profile (default 2; quick 1)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--profiles", default=",".join(PROFILES))
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args(argv)
+    boards = args.boards or (2 if args.quick else 100)
+    tables = args.tables or (1 if args.quick else 2)
+    profiles = tuple(p for p in args.profiles.split(",") if p)
+    res = run(boards, args.seed, profiles, tables, args.verbose)
+    s = summary(res)
+    print(f"vision benchmark: {s['boards']} hard boards ({', '.join(profiles)}), seed {args.seed}, "
+          f"{tables} table(s) per profile, 1280x720, one core")
+    print(f"{'':32s} {'reader':>12s} {'HSV baseline':>14s}")
+    print(f"{'hole error rate':32s} {s['hole_error_rate']:12.5f} {s['baseline_hole_error_rate']:14.5f}")
+    print(f"{'key-count error rate (rows)':32s} {s['key_error_rate']:12.5f} {s['baseline_key_error_rate']:14.5f}")
+    print(f"{'false mis-mark rows':32s} {s['false_mismark_rows']:12d} {s['baseline_false_mismark_rows']:14d}")
+    print(f"{'missed mis-marks':32s} {s['missed_mismarks']:12d} {s['baseline_missed_mismarks']:14d}")
+    print(f"{'mis-marks caught / uncertain':32s} {s['mismarks_caught']:>6d} / {s['mismarks_uncertain']:<4d}"
+          f"   (of {s['mismarks_injected']} injected)")
+    print(f"{'unknown / occluded hole rate':32s} {s['unknown_rate']:>6.4f} / {s['occluded_rate']:.4f}")
+    print(f"{'key rows unknown':32s} {s['key_unknown_rate']:12.4f}")
+    print(f"{'hand-covered rows not ok':32s} {s['occluded_rows_caught_rate']:12.4f}")
+    print(f"{'read ms median (fixed camera)':32s} {s['read_ms_median']:12.2f}")
+    print(f"{'read ms median (new pose)':32s} {s['read_ms_first_median']:12.2f}")
+    conf = res["ours"].confusion.most_common(8)
+    if conf:
+        print("reader confusions (truth -> read): " + ", ".join(f"{t}->{r} x{n}" for (t, r), n in conf))
+    bconf = res["base"].confusion.most_common(5)
+    if bconf:
+        print("baseline confusions: " + ", ".join(f"{t}->{r} x{n}" for (t, r), n in bconf))
+    print(json.dumps(s, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

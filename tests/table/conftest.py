@@ -1,0 +1,13 @@
+"""Fixtures of the table program's tests: a calibrated reader on rendered frames."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def calibrated():
+    """``(profile, reader, conditions)``: the demo's calibration, done once."""
+    from device.demo import calibrated_reader
+
+    return calibrated_reader()

@@ -1,0 +1,186 @@
+"""Localisation on rendered photos: markers, fixed corners with the board-moved check, best effort."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from vision.localise import (
+    BOARD_MOVED,
+    MARKERS_NOT_FOUND,
+    RECT_PX_PER_MM,
+    BestEffortLocaliser,
+    FixedCornersLocaliser,
+    Localisation,
+    LocalisationError,
+    MarkerLocaliser,
+    localiser_for,
+    make_reference,
+    measure_grid,
+    rectify,
+    reference_from_dict,
+)
+from vision.profile import load_profile
+from vision.render import BoardContents, Conditions, random_conditions, random_contents, render
+
+
+@pytest.fixture(scope="module")
+def invicta():
+    return load_profile("invicta-12x4")
+
+
+def _hole_error_mm(p, loc: Localisation, out) -> float:
+    holes = np.array(p.all_hole_centres_mm())
+    return float(np.max(np.linalg.norm(loc.to_board(out.project(holes)) - holes, axis=1)))
+
+
+@pytest.mark.parametrize("name", ["invicta-12x4", "lego-10x4", "super-12x5"])
+def test_markers_locate_easy_photos_exactly(name):
+    p = load_profile(name)
+    c = random_contents(p, np.random.default_rng(1), rows_played=p.rows // 2)
+    out = render(p, c, Conditions.easy(), seed=1)
+    loc = MarkerLocaliser(p).locate(out.image)
+    assert loc.ok and loc.method == "markers" and loc.problem is None
+    assert loc.markers_seen == tuple(sorted(m.id for m in p.markers))
+    # Pegs sit loosely in their holes (the renderer jitters them by up to 0.35 mm).
+    assert _hole_error_mm(p, loc, out) < 0.5
+    assert loc.quality > 0.7
+
+
+def test_markers_on_hard_photos_stay_within_a_millimetre(invicta):
+    rng = np.random.default_rng(7)
+    errors = []
+    for seed in range(8):
+        out = render(invicta, random_contents(invicta, rng), random_conditions(rng, profile=invicta), seed=seed)
+        loc = MarkerLocaliser(invicta).locate(out.image)
+        assert loc.ok, loc.problem
+        errors.append(_hole_error_mm(invicta, loc, out))
+    # Barrel distortion bends the board; the hole-pattern refinement takes most of it out.
+    assert max(errors) < 1.0, errors
+
+
+def test_refinement_follows_a_board_slid_on_its_tray(invicta):
+    c = random_contents(invicta, np.random.default_rng(2), rows_played=6)
+    out = render(invicta, c, Conditions.easy().with_(board_offset_mm=(2.5, -1.5, 0.8)), seed=2)
+    plain = MarkerLocaliser(invicta, refine=False).locate(out.image)
+    refined = MarkerLocaliser(invicta).locate(out.image)
+    assert _hole_error_mm(invicta, plain, out) > 2.0
+    assert _hole_error_mm(invicta, refined, out) < 0.8
+
+
+def test_too_few_markers_is_not_ok(invicta):
+    out = render(invicta, BoardContents.empty(invicta), Conditions.easy().with_(markers=False), seed=1)
+    loc = MarkerLocaliser(invicta).locate(out.image)
+    assert not loc.ok and loc.problem == MARKERS_NOT_FOUND and loc.image_to_board is None
+    with pytest.raises(LocalisationError):
+        rectify(out.image, loc)
+
+
+def test_one_covered_marker_is_fine(invicta):
+    c = random_contents(invicta, np.random.default_rng(3))
+    out = render(invicta, c, Conditions.easy().with_(covered_markers=(2,)), seed=3)
+    loc = MarkerLocaliser(invicta).locate(out.image)
+    assert loc.ok and 2 not in loc.markers_seen and len(loc.markers_seen) == 3
+    assert _hole_error_mm(invicta, loc, out) < 0.5
+
+
+def test_repeated_frames_reuse_the_fit_and_follow_a_moved_camera(invicta):
+    c = random_contents(invicta, np.random.default_rng(4))
+    a = render(invicta, c, Conditions.easy(), seed=4)
+    b = render(invicta, c, Conditions.easy().with_(offset_px=(30.0, 12.0)), seed=4)
+    loc = MarkerLocaliser(invicta)
+    first = loc.locate(a.image)
+    assert loc.locate(a.image) is first  # same markers: the cached fit
+    moved = loc.locate(b.image)
+    assert moved is not first and _hole_error_mm(invicta, moved, b) < 0.3
+
+
+def test_rectify_puts_board_mm_at_pixels(invicta):
+    colours = ("yellow", "blue", "yellow", "blue")
+    c = BoardContents((colours,) + (None,) * 11, (None,) * 12)
+    out = render(invicta, c, Conditions.easy().with_(tilt_x_deg=10.0, yaw_deg=4.0), seed=1)
+    loc = MarkerLocaliser(invicta).locate(out.image)
+    top = rectify(out.image, loc)
+    w, h = invicta.size_mm
+    assert top.shape == (round(h * RECT_PX_PER_MM), round(w * RECT_PX_PER_MM), 3)
+    for colour, (x, y) in zip(colours, invicta.hole_centres_mm(1), strict=True):
+        b, g, r = top[round(y * RECT_PX_PER_MM), round(x * RECT_PX_PER_MM)].astype(int)
+        assert (r > b) == (colour == "yellow")
+
+
+def _corners_case(p, seed, rng):
+    base = random_conditions(rng, profile=p, hand_probability=0.0)
+    out = render(p, random_contents(p, rng), base, seed=seed)
+    corners = out.corners_px + rng.normal(0, 1.5, (4, 2))  # clicked by hand, a little off
+    return base, out, corners
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_fixed_corners_see_a_nudged_board_but_not_hands_pegs_or_light(invicta, seed):
+    rng = np.random.default_rng(100 + seed)
+    base, out, corners = _corners_case(invicta, seed, rng)
+    ref = make_reference(invicta, corners, out.image)
+    loc = FixedCornersLocaliser(invicta, corners, reference=ref.to_dict())
+    first = loc.locate(out.image)
+    assert first.ok and first.method == "corners" and _hole_error_mm(invicta, first, out) < 1.5
+    unchanged = [
+        replace(base, exposure=base.exposure * 0.75, light_angle_deg=base.light_angle_deg + 90, noise_sigma=4.0),
+        replace(base, hand=random_conditions(rng, profile=invicta, hand_probability=1.0).hand),
+    ]
+    for cond in unchanged:
+        got = loc.locate(render(invicta, random_contents(invicta, rng), cond, seed=seed + 50).image)
+        assert got.ok, (cond.hand is not None, got.problem, got.shift_mm)
+    for offset in ((2.5, 0.0, 0.0), (0.0, -2.5, 0.0), (0.0, 0.0, 1.5), (-4.0, 3.0, 0.0)):
+        got = loc.locate(render(invicta, out.contents, replace(base, board_offset_mm=offset), seed=seed).image)
+        assert not got.ok and got.problem == BOARD_MOVED, offset
+
+
+def test_fixed_corners_without_a_board(invicta):
+    out = render(invicta, BoardContents.empty(invicta), Conditions.easy(), seed=1)
+    loc = FixedCornersLocaliser(invicta, out.corners_px)
+    assert loc.locate(out.image).ok
+    blank = np.full_like(out.image, 128)
+    got = loc.locate(blank)
+    assert not got.ok and got.problem is not None
+
+
+def test_corners_and_references_are_checked(invicta):
+    with pytest.raises(LocalisationError, match="4 points"):
+        FixedCornersLocaliser(invicta, [(0, 0), (1, 1)])
+    with pytest.raises(LocalisationError, match="no area"):
+        FixedCornersLocaliser(invicta, [(5, 5), (5, 5), (5, 5), (5, 5)])
+    with pytest.raises(LocalisationError, match="malformed"):
+        reference_from_dict({"row_shift_mm": 3})
+    with pytest.raises(LocalisationError, match="unknown localisation method"):
+        localiser_for(invicta, "telepathy")
+    with pytest.raises(LocalisationError, match="not an image"):
+        MarkerLocaliser(invicta).locate(np.zeros((4, 4, 3), np.uint8))
+
+
+@pytest.mark.parametrize("name", ["invicta-12x4", "lego-10x4", "super-12x5"])
+def test_best_effort_finds_the_board_without_markers(name):
+    p = load_profile(name)
+    rng = np.random.default_rng(5)
+    good = 0
+    for seed in range(4):
+        cond = random_conditions(rng, difficulty="medium", profile=p, hand_probability=0.0).with_(markers=False)
+        out = render(p, random_contents(p, rng), cond, seed=seed)
+        loc = BestEffortLocaliser(p).locate(out.image)
+        if loc.ok:
+            assert loc.method == "best-effort" and loc.quality <= 0.6
+            err = _hole_error_mm(p, loc, out)
+            assert err < 2.0, err
+            good += 1
+    assert good >= 3
+
+
+def test_measure_grid_sees_a_shift(invicta):
+    out = render(invicta, random_contents(invicta, np.random.default_rng(6)), Conditions.easy(), seed=6)
+    h = np.linalg.inv(out.board_to_image)
+    assert max(np.nanmax(np.abs(measure_grid(invicta, out.image, h).row_shift_mm)), 0) < 0.3
+    shifted = np.array([[1, 0, -2.0], [0, 1, 1.0], [0, 0, 1]]) @ h  # the holes now read 2 mm left, 1 mm down
+    fit = measure_grid(invicta, out.image, shifted)
+    assert fit.clear_rows.all()
+    assert np.allclose(np.median(fit.row_shift_mm, axis=0), (-2.0, 1.0), atol=0.3)
