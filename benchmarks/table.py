@@ -38,12 +38,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from device.demo import Scene, calibrated_reader  # noqa: E402
-from device.journal import Journal  # noqa: E402
-from device.table import TableProgram  # noqa: E402
-from device.vision_worker import VisionWorker  # noqa: E402
-from rules.codes import score  # noqa: E402
-from rules.match_flow import MatchFlow, Phase, RowState  # noqa: E402
+from device.demo import Scene, calibrated_reader
+from device.journal import Journal
+from device.table import TableProgram
+from device.vision_worker import VisionWorker
+from rules.codes import score
+from rules.match_flow import MatchFlow, Phase, RowState
 
 PLAYERS = ("Alice", "Bob")
 GAMES = (
@@ -175,7 +175,7 @@ def main() -> int:
         if not values:
             return float("nan")
         s = sorted(values)
-        return s[min(len(s) - 1, int(round(p * (len(s) - 1))))]
+        return s[min(len(s) - 1, round(p * (len(s) - 1)))]
 
     print(f"match: {flow.phase.value}; {len(verdict_ms)} row verdicts, {len(reading_ms)} guess readings, "
           f"{worker.frames_read} frames read in {elapsed:.1f} s ({worker.frames_read / elapsed:.1f} frames/s)")

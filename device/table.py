@@ -297,6 +297,9 @@ class TableProgram:
                 self.verdict_ns.setdefault((int(verdict["game"]), int(verdict["row"])), time.monotonic_ns())
         for line in outcome.lines:
             self._say(line)
+        for verdict in outcome.verdicts:
+            if verdict.get("what") == "joint_confirm":
+                self.confirm_row_from_camera(int(verdict["game"]), int(verdict["row"]), by="players")
         if outcome.ignored:
             logger.info("ignored: %s", outcome.ignored)
 

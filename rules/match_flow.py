@@ -436,6 +436,9 @@ class MatchFlow:
         if flagged is not None:
             # The press came after the flag fell: the flag is what happened.
             return self._on_flag({"player": flagged[0]}, flagged[1])
+        joint = self._joint_confirm(seat, at_ns)
+        if joint is not None:
+            return joint
         if self.phase is Phase.GUESS:
             if seat != g.codebreaker:
                 return Outcome(ignored=f"{name} pressed while {self.players[g.codebreaker]}'s clock runs")
@@ -462,6 +465,31 @@ class MatchFlow:
             # The last row is marked: the game is over whatever the marks say.
             lines.extend(self._end_game(g, at_ns, "last row"))
         return Outcome(lines=tuple(lines))
+
+    def _joint_confirm(self, seat: int, at_ns: int) -> Outcome | None:
+        """Both players confirm a row waiting for a check by pressing together.
+
+        The player not on move presses first (the clock ignores that press)
+        and the player on move within :data:`BOTH_PLAYERS_WINDOW_NS`: that
+        second press is the agreement, not a clock press, so nobody's turn
+        ends by it. The table then confirms the row with what the camera
+        reads (an ``arbiter confirm_row`` event ``by: players``)."""
+        rows = [r for r in self.checks() if r > 0]
+        if not rows:
+            self._last_both.clear()
+            return None
+        g = self.game
+        on_move = g.codebreaker if self.phase is Phase.GUESS else g.codemaker
+        if seat != on_move:
+            self._last_both[seat] = at_ns
+            return Outcome(ignored=f"{self.players[seat]} pressed (a joint check needs both players)")
+        other = self._last_both.pop(1 - seat, None)
+        if other is None or at_ns - other > BOTH_PLAYERS_WINDOW_NS:
+            return None
+        return Outcome(
+            verdicts=(self._verdict("joint_confirm", g, row=rows[0]),),
+            lines=(f"game {g.number} row {rows[0]}: both players confirm the row",),
+        )
 
     # flag -------------------------------------------------------------------
 

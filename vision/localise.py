@@ -788,7 +788,8 @@ class BestEffortLocaliser:
         masks: list[NDArray[np.uint8]] = []
         for t in levels:
             _t, binary = cv2.threshold(gray, t, 255, cv2.THRESH_BINARY)
-            masks.extend((binary, 255 - binary))
+            b = np.asarray(binary, dtype=np.uint8)
+            masks.extend((b, 255 - b))
         for mask in masks:
             # Close over the holes and pegs, open away thin bridges to the surroundings.
             m = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, kernel)
@@ -844,40 +845,48 @@ class BestEffortLocaliser:
     def locate(self, frame: NDArray[np.uint8]) -> Localisation:
         """Find the board; not ok with "no board found" when nothing board-like is seen."""
         _check_frame(frame)
-        best: tuple[float, NDArray[np.float64], GridFit] | None = None
+        p = self.profile
+        secret = np.array(p.secret_centres_mm())
+        secret_d = np.full(len(secret), p.code_hole_diameter_mm)
+
+        def secret_score(h: NDArray[np.float64], search: float) -> float:
+            # Some boards look the same turned round but for the secret row.
+            _sh, sc = _per_hole(p, frame, h, secret, secret_d, search_mm=search)
+            return float(np.sum(np.clip(sc, 0, 20)))
+
+        tries: list[tuple[float, NDArray[np.float64]]] = []
         for _score, quad in self._candidates(frame)[:3]:
             for order in self._orderings(quad):
-                h = _corners_h(self.profile, order)
-                fit = measure_grid(self.profile, frame, h, search_mm=3.0)
-                score = float(np.sum(np.clip(fit.row_contrast, 0, 20)))
-                # Some boards look the same turned round but for the secret row.
-                secret = np.array(self.profile.secret_centres_mm())
-                _sh, sc = _per_hole(
-                    self.profile, frame, h, secret, np.full(len(secret), self.profile.code_hole_diameter_mm), search_mm=3.0
-                )
-                score += 2.0 * float(np.sum(np.clip(sc, 0, 20)))
-                if best is None or score > best[0]:
-                    best = (score, h, fit)
+                h = _corners_h(p, order)
+                fit = measure_grid(p, frame, h, search_mm=3.0)
+                if fit.clear_rows.sum() < max(2, p.rows // 3):
+                    continue
+                tries.append((float(np.sum(np.clip(fit.row_contrast, 0, 20))) + secret_score(h, 3.0), h))
+        tries.sort(key=lambda t: -t[0])
+        best: tuple[float, Localisation] | None = None
+        for _score, h in tries[:3]:
+            h2, fit2 = refine_to_grid(p, frame, h, rounds=3, again_mm=0.5)
+            # The blob's corners may be off in scale too: finish hole by hole.
+            for _ in range(2):
+                h3 = refine_per_hole(p, frame, h2)
+                if h3 is None:
+                    break
+                h2 = h3
+                fit2 = measure_grid(p, frame, h2, search_mm=2.0)
+            worst = _worst_residual(fit2)
+            clear = float(np.mean(fit2.clear_rows))
+            # Refuse rather than guess: the pattern must fit well over most rows.
+            if h2 is h or math.isnan(worst) or worst > 1.5 or clear < 0.5:
+                continue
+            final = clear * 20 * p.rows / (1.0 + worst) + secret_score(h2, 1.5)
+            # Best effort is never as trustworthy as markers or picked corners.
+            quality = 0.6 * clear / (1.0 + worst)
+            loc = Localisation(True, self.method, h2, None, quality, (), worst, p.size_mm, _row_tuple(fit2))
+            if best is None or final > best[0]:
+                best = (final, loc)
         if best is None:
             return _failed(self.method, NO_BOARD)
-        _s, h, fit = best
-        if fit.clear_rows.sum() < max(2, self.profile.rows // 3):
-            return _failed(self.method, NO_BOARD)
-        h2, fit2 = refine_to_grid(self.profile, frame, h, rounds=3, again_mm=0.5)
-        # The blob's corners may be off in scale too: finish hole by hole.
-        for _ in range(2):
-            h3 = refine_per_hole(self.profile, frame, h2)
-            if h3 is None:
-                break
-            h2 = h3
-            fit2 = measure_grid(self.profile, frame, h2, search_mm=2.0)
-        worst = _worst_residual(fit2)
-        # Refuse rather than guess: the pattern must fit well over most rows.
-        if h2 is h or math.isnan(worst) or worst > 1.5 or float(np.mean(fit2.clear_rows)) < 0.5:
-            return _failed(self.method, NO_BOARD)
-        # Best effort is never as trustworthy as markers or picked corners.
-        quality = 0.6 * float(np.mean(fit2.clear_rows)) / (1.0 + worst)
-        return Localisation(True, self.method, h2, None, quality, (), worst, self.profile.size_mm, _row_tuple(fit2))
+        return best[1]
 
 
 def _check_frame(frame: NDArray[np.uint8]) -> None:

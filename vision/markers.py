@@ -224,7 +224,7 @@ def render_sheet(profile: BoardProfile, *, dpi: int = 300, page_mm: tuple[float,
     for k in range(6):
         tx = rx + 10.0 * k
         draw.rectangle([px(tx), px(ry - 3.0), px(tx + 0.3), px(ry + 0.6)], fill=0)
-    draw.text((px(rx + 53.0), px(ry - 3.0)), "50 mm: measure to check the print scale", fill=0, font=font)
+    draw.text((px(rx), px(ry + 2.0)), "50 mm: measure to check the print scale", fill=0, font=font)
     page.info["dpi"] = (dpi, dpi)
     return page
 

@@ -1,9 +1,33 @@
-"""Subcommands: filled in by the owning module's work."""
+"""``pegwatch markers``: print the profile's ArUco markers at true size."""
 
 from __future__ import annotations
 
 import argparse
 
 
-def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    """Add this module's subcommands to ``sub``."""
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``markers`` to ``sub``."""
+    p = sub.add_parser(
+        "markers",
+        help="write a printable sheet of the board's ArUco markers at true size",
+        description=(
+            "Write the board profile's ArUco markers at true size, labelled with their ids and "
+            "where they go, with a 50 mm ruler to check the print scale. Print at 100 %%."
+        ),
+    )
+    p.add_argument("--profile", default="invicta-12x4", help="board profile name or .toml path (default: %(default)s)")
+    p.add_argument("-o", "--output", required=True, metavar="SHEET", help="output file, .pdf or .png")
+    p.add_argument("--dpi", type=int, default=300, help="resolution of the sheet (default: %(default)s)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the sheet; bad profiles, ids or paths become one line on stderr (exit 2)."""
+    from vision.markers import write_sheet
+    from vision.profile import load_profile
+
+    profile = load_profile(args.profile)
+    out = write_sheet(profile, args.output, dpi=args.dpi)
+    ids = ", ".join(str(m.id) for m in profile.markers)
+    print(f"wrote {out}: {profile.aruco_dictionary} markers {ids} for {profile.name} at {args.dpi} dpi")
+    return 0

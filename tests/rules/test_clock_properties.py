@@ -49,6 +49,8 @@ class Ref:
     controls: list[TimeControl]
     freeze: bool
     skip: bool
+    debounce: int = 0
+    last_accept: dict[int, int] = field(default_factory=dict)
     players: list[RefPlayer] = field(default_factory=list)
     started: bool = False
     paused: bool = False
@@ -156,6 +158,8 @@ class Ref:
             return PressOutcome.NOT_STARTED
         if self.finished:
             return PressOutcome.FINISHED
+        if i in self.last_accept and self.now - self.last_accept[i] < self.debounce:
+            return PressOutcome.BOUNCE
         if self.paused:
             return PressOutcome.PAUSED
         if i != self.on_move:
@@ -186,6 +190,7 @@ class Ref:
                     p.block_moves = 0
                     p.period_left = tc.overtime.period_ns
         p.turn_used = 0
+        self.last_accept[i] = self.now
         nxt = self.next_player(i)
         assert nxt is not None
         self.on_move = nxt
@@ -266,12 +271,12 @@ def outcome_time(who: int) -> int:
     return 4 * who
 
 
-def run_both(tcs, freeze, skip, start_player, script, views):
-    clock = Clock(tcs, debounce_ns=0, freeze_at_flag=freeze, skip_flagged=skip)
+def run_both(tcs, freeze, skip, start_player, script, views, debounce=0):
+    clock = Clock(tcs, debounce_ns=debounce, freeze_at_flag=freeze, skip_flagged=skip)
     effective: list[tuple[str, int, int, PressOutcome | None, int]] = []
 
     def rebuild(eff):
-        ref = Ref(list(tcs), freeze, skip)
+        ref = Ref(list(tcs), freeze, skip, debounce)
         ref.now = T0
         for kind, player, at, outcome, extra in eff:
             ref.advance_to(at)
@@ -287,7 +292,7 @@ def run_both(tcs, freeze, skip, start_player, script, views):
                 ref.adjust(player, extra, 2 * player)
         return ref
 
-    ref = Ref(list(tcs), freeze, skip)
+    ref = Ref(list(tcs), freeze, skip, debounce)
     ref.now = T0
     clock.start(start_player, T0)
     ref.started, ref.on_move = True, start_player
@@ -375,9 +380,12 @@ def compare(clock: Clock, ref: Ref, t: int) -> None:
     start_player=st.integers(min_value=0, max_value=3),
     script=actions,
     views=st.lists(st.integers(min_value=0, max_value=40), max_size=2),
+    debounce=st.sampled_from([0, 3]),
 )
-def test_clock_matches_tick_by_tick_model(tcs, freeze, skip, start_player, script, views) -> None:
-    run_both(tcs, freeze, skip, start_player % len(tcs), script, views)
+def test_clock_matches_tick_by_tick_model(
+    tcs, freeze, skip, start_player, script, views, debounce
+) -> None:
+    run_both(tcs, freeze, skip, start_player % len(tcs), script, views, debounce)
 
 
 @settings(max_examples=200, deadline=None)

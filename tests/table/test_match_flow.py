@@ -173,3 +173,64 @@ def test_replay_reaches_the_same_verdicts():
     ]
     pairs = replay_events(MatchFlow(("Ann", "Bob")), tampered)
     assert any(a != b for a, b in pairs)
+
+
+def test_both_players_pressing_together_confirm_a_checked_row_without_ending_a_turn():
+    s = Script()
+    s.press(0)
+    s.press(1)
+    s.read(1, 1, "guess", ("red", "red", "green", "green"), status="unknown")
+    assert s.flow.checks() == (1,)
+    # Ann (codemaker) is on move; Bob presses first, then Ann within half a second.
+    s.press(1)
+    out = s.press(0, dt=200_000_000)
+    assert [v["what"] for v in out.verdicts] == ["joint_confirm"]
+    assert s.flow.phase is Phase.MARKS  # Ann's press did not confirm the marks
+    s.ev("arbiter", action="confirm_row", game=1, row=1, guess=["red", "red", "green", "green"],
+         by="players")
+    assert s.flow.checks() == ()
+    assert s.flow.game.rows[0].confirmed_by == "players"
+    # With no row to check, presses are ordinary again.
+    s.press(0)
+    assert s.flow.phase is Phase.GUESS
+
+
+def test_random_event_streams_replay_to_the_same_verdicts():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    colours = st.sampled_from(["red", "green", "blue", "yellow", "white", "black"])
+    code = st.lists(colours, min_size=4, max_size=4)
+    event = st.one_of(
+        st.tuples(st.just("press"), st.fixed_dictionaries({"player": st.sampled_from([0, 1])})),
+        st.tuples(st.just("reading"), st.fixed_dictionaries({
+            "game": st.just(1), "row": st.integers(0, 4),
+            "phase": st.sampled_from(["guess", "marks"]), "guess": code,
+            "black": st.integers(0, 2), "white": st.integers(0, 2),
+            "status": st.sampled_from(["ok", "ok", "unknown", "occluded"])})),
+        st.tuples(st.just("reading"), st.fixed_dictionaries({
+            "game": st.just(1), "row": st.just(0), "phase": st.just("secret"), "code": code,
+            "shield": st.sampled_from(["closed", "open"]), "status": st.just("ok")})),
+        st.tuples(st.just("arbiter"), st.fixed_dictionaries({
+            "action": st.sampled_from(["pause", "resume"])})),
+    )
+
+    @settings(max_examples=40, deadline=None)
+    @given(st.lists(st.tuples(event, st.integers(1, 90 * S)), max_size=40))
+    def run(stream):
+        t = 0
+        events = []
+        flow = MatchFlow(("Ann", "Bob"))
+        for (kind, payload), dt in stream:
+            t += dt
+            events.append((kind, payload, t))
+            for v in flow.apply(kind, payload, t).verdicts:
+                events.append(("verdict", v, t))
+            # Never a mis-mark from a reading that was not certain.
+            for r in flow.game.rows:
+                if r.needs_check:
+                    assert flow.game.announced_mismark != r.number
+        pairs = replay_events(MatchFlow(("Ann", "Bob")), events)
+        assert all(a == b for a, b in pairs)
+
+    run()

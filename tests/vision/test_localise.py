@@ -171,9 +171,10 @@ def test_best_effort_finds_the_board_without_markers(name):
         if loc.ok:
             assert loc.method == "best-effort" and loc.quality <= 0.6
             err = _hole_error_mm(p, loc, out)
-            assert err < 2.0, err
+            assert err < 1.5, err
             good += 1
-    assert good >= 3
+    # It may refuse ("no board found"), but when it answers it is right.
+    assert good >= 2
 
 
 def test_measure_grid_sees_a_shift(invicta):

@@ -1,0 +1,63 @@
+"""``pegwatch run`` off the Pi: keys drive gpiozero mock pins; the arbiter's button."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+from device.hardware import TableHardware
+from device.keyboard import KeyboardPins
+from device.pins import PinMap
+from device.table import TableProgram
+from device.table_run import ArbiterButton
+from rules.match_flow import Phase
+
+
+@pytest.fixture
+def table(tmp_path):
+    factory = MockFactory(pin_class=MockPWMPin)
+    hardware = TableHardware(PinMap(), pin_factory=factory, watch=False)
+    program = TableProgram.open(tmp_path / "j.sqlite", players=("Ann", "Bob"))
+    arbiter = ArbiterButton(program)
+    hardware.when_player_pressed = lambda player, at_ns: program.press(player, at_ns)
+    hardware.when_arbiter_pressed = arbiter.down
+    hardware.when_arbiter_short = arbiter.short
+    quits = []
+    keys = KeyboardPins(hardware, on_quit=lambda: quits.append(True), fd=0)
+    yield program, keys, quits
+    hardware.close()
+    program.close()
+
+
+def test_keys_press_the_mock_buttons_through_the_real_debounce(table):
+    program, keys, quits = table
+    keys.handle("a")                     # Ann (seat 0) starts Bob's clock
+    program.step()
+    assert program.flow.phase is Phase.GUESS
+    time.sleep(0.06)
+    keys.handle("l")                     # Bob confirms a guess
+    program.step()
+    assert program.flow.phase is Phase.MARKS
+    stamps = [e.at_ns for e in program.journal.events() if e.kind == "press"]
+    assert len(stamps) == 2 and stamps[1] - stamps[0] >= 50_000_000
+    keys.handle("q")
+    assert quits == [True]
+
+
+def test_arbiter_button_pauses_on_the_way_down_and_resumes_on_a_short_press(table):
+    program, keys, _ = table
+    keys.handle("a")
+    program.step()
+    keys.handle(" ")                     # down: pause at once; up: nothing more
+    program.step()
+    assert program.flow.paused
+    frozen = program.flow.remaining_ns(time.monotonic_ns())
+    time.sleep(0.05)
+    assert program.flow.remaining_ns(time.monotonic_ns()) == frozen
+    keys.handle(" ")                     # a short press on a paused clock: resume
+    program.step()
+    assert not program.flow.paused
+    actions = [e.payload["action"] for e in program.journal.events() if e.kind == "arbiter"]
+    assert actions == ["pause", "resume"]

@@ -1,0 +1,121 @@
+"""ArUco helpers and the printable marker sheet."""
+
+from __future__ import annotations
+
+import re
+
+import cv2
+import numpy as np
+import pytest
+from PIL import Image
+
+from device.cli import main
+from vision.markers import (
+    MM_PER_INCH,
+    MarkerError,
+    detect_markers,
+    dictionary_info,
+    marker_image,
+    profile_marker_points,
+    render_sheet,
+)
+from vision.profile import load_profile
+
+
+def test_marker_images_round_trip_through_the_detector():
+    canvas = np.full((300, 500), 255, np.uint8)
+    for i, mid in enumerate((0, 7, 42)):
+        img = marker_image("DICT_4X4_50", mid, 96, quiet_zone=True)
+        canvas[50 : 50 + img.shape[0], 20 + 160 * i : 20 + 160 * i + img.shape[1]] = img
+    found = detect_markers(canvas, "DICT_4X4_50")
+    assert sorted(f.id for f in found) == [0, 7, 42]
+    m0 = next(f for f in found if f.id == 0)
+    # First corner is the marker's top-left, as the profile's corners_mm() assume.
+    assert np.allclose(m0.corners[0], (20 + 16 - 0.5, 50 + 16 - 0.5), atol=1.5)
+
+
+def test_dictionary_errors():
+    assert dictionary_info("DICT_4X4_50") == (4, 50)
+    with pytest.raises(MarkerError, match="unknown ArUco dictionary"):
+        marker_image("DICT_NOPE", 0, 40)
+    with pytest.raises(MarkerError, match="marker id 50"):
+        marker_image("DICT_4X4_50", 50, 40)
+
+
+def test_duplicate_ids_are_dropped():
+    p = load_profile("invicta-12x4")
+    canvas = np.full((240, 400), 255, np.uint8)
+    img = marker_image("DICT_4X4_50", 1, 80, quiet_zone=True)
+    canvas[40 : 40 + img.shape[0], 20 : 20 + img.shape[1]] = img
+    canvas[40 : 40 + img.shape[0], 220 : 220 + img.shape[1]] = img
+    found = detect_markers(canvas, "DICT_4X4_50")
+    assert len(found) == 2
+    _img, _board, used = profile_marker_points(p, found)
+    assert used == ()
+
+
+@pytest.mark.parametrize("dpi", [150, 300])
+def test_sheet_is_true_size(dpi):
+    p = load_profile("invicta-12x4")
+    page = render_sheet(p, dpi=dpi)
+    px_per_mm = dpi / MM_PER_INCH
+    assert page.size == (round(210 * px_per_mm), round(297 * px_per_mm))
+    arr = np.array(page)
+    found = detect_markers(arr, p.aruco_dictionary)
+    assert sorted(f.id for f in found) == sorted(m.id for m in p.markers)
+    for f in found:
+        side = np.linalg.norm(f.corners[1] - f.corners[0])
+        assert side == pytest.approx(20.0 * px_per_mm, rel=0.02)
+    # The 50 mm ruler: a long thin black bar near the bottom.
+    bottom = arr[int(arr.shape[0] * 0.85) :, :]
+    rows = np.where((bottom < 80).sum(axis=1) > 40 * px_per_mm)[0]
+    assert len(rows) > 0
+    bar = (bottom[rows[0]] < 80).nonzero()[0]
+    assert (bar.max() - bar.min()) / px_per_mm == pytest.approx(50.0, abs=0.6)
+
+
+def test_cli_writes_png_with_dpi_and_pdf(tmp_path, capsys):
+    png = tmp_path / "sheet.png"
+    assert main(["markers", "--profile", "super-12x5", "-o", str(png), "--dpi", "200"]) == 0
+    assert "8, 9, 10, 11" in capsys.readouterr().out
+    with Image.open(png) as im:
+        assert im.info["dpi"] == pytest.approx((200, 200), abs=0.01)
+        assert im.size == (round(210 / 25.4 * 200), round(297 / 25.4 * 200))
+        arr = np.array(im.convert("L"))
+    assert sorted(f.id for f in detect_markers(arr, "DICT_4X4_50")) == [8, 9, 10, 11]
+    pdf = tmp_path / "sheet.pdf"
+    assert main(["markers", "-o", str(pdf)]) == 0
+    head = pdf.read_bytes()[:5]
+    assert head == b"%PDF-"
+    # A4 at 72 points per inch.
+    assert re.search(rb"/MediaBox \[ ?0 0 595\.\d* 841\.\d*", pdf.read_bytes())
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["markers", "-o", "x.jpg"], "must be a .png or .pdf"),
+        (["markers", "--profile", "nope", "-o", "x.png"], "board profile 'nope' not found"),
+        (["markers", "-o", "x.png", "--dpi", "5"], "--dpi 5 is not in 72..1200"),
+    ],
+)
+def test_cli_errors_are_one_line(tmp_path, capsys, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_cli_unwritable_path(tmp_path, capsys):
+    assert main(["markers", "-o", str(tmp_path / "no" / "such" / "dir.png")]) == 2
+    assert "pegwatch markers:" in capsys.readouterr().err
+
+
+def test_detection_on_a_rendered_photo_at_half_size():
+    from vision.render import BoardContents, Conditions, render
+
+    p = load_profile("lego-10x4")
+    out = render(p, BoardContents.empty(p), Conditions.easy(), seed=0)
+    gray = cv2.cvtColor(out.image, cv2.COLOR_BGR2GRAY)
+    small = cv2.resize(gray, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
+    assert sorted(f.id for f in detect_markers(small, p.aruco_dictionary)) == [4, 5, 6, 7]
