@@ -223,6 +223,7 @@ class _Driver:
         self.worker = worker
         self.scene = scene
         self.clock = clock
+        self.narrate: Callable[[str], None] | None = None
 
     def settle(self, *, max_frames: int = 40) -> None:
         """Feed frames until the flow has nothing left to read (or give up)."""
@@ -258,6 +259,8 @@ class _Driver:
         self.scene.place_keys(row, black, white)
         if hand_at_marks:
             self.scene.hand_over(row)
+            if self.narrate is not None:
+                self.narrate(f"(the codemaker's hand is still over row {row} at the press)")
         self.press(maker)
         self.settle()
 
@@ -297,6 +300,7 @@ def run_demo(
     program.writer.append("match", {"players": list(PLAYERS), "rules": "mso", "clock": "mso-mastermind",
                                     "demo": True}, at_ns=clock())
     d = _Driver(program, worker, scene, clock)
+    d.narrate = line
     alice, bob = 0, 1
     try:
         out(f"  players: {PLAYERS[0]} (codemaker in game 1) and {PLAYERS[1]}; MSO rules, 8 and 4 minutes")

@@ -19,9 +19,11 @@ logger = logging.getLogger(__name__)
 __all__ = ["export_records"]
 
 
-def export_records(journal: str | Path, out_dir: str | Path) -> list[Path]:
+def export_records(journal: str | Path, out_dir: str | Path, *, evidence: bool = False) -> list[Path]:
     """Write ``gameN.json`` for each finished game (and ``match.json`` when the
-    match is complete) into ``out_dir``; return the paths written."""
+    match is complete) into ``out_dir``; with ``evidence``, also the frame and
+    reading behind every confirmed row (``evidence/gameG-rowRR-seqS.jpg`` and
+    ``.json``) for an arbiter settling a dispute. Returns the paths written."""
     result = replay_journal(journal)
     flow = result.flow
     out = Path(out_dir)
@@ -38,4 +40,9 @@ def export_records(journal: str | Path, out_dir: str | Path) -> list[Path]:
         path = out / "match.json"
         path.write_text(json.dumps(flow.match_record().to_json(), indent=2) + "\n", encoding="utf-8")
         written.append(path)
+    if evidence:
+        from device.journal import Journal
+
+        with Journal(journal, create=False) as j:
+            written.extend(j.export_evidence(out / "evidence"))
     return written

@@ -73,7 +73,11 @@ class TableProgram:
     """The table's main loop around a :class:`MatchFlow` (see the module doc).
 
     ``now_ns`` is the time source (``time.monotonic_ns``; the demo gives a
-    virtual one). ``on_line`` receives each transcript line.
+    virtual one). ``on_line`` receives each transcript line. A ``worker``
+    given here is wired to this program: its answers go to :meth:`submit`
+    and its camera state to the display. ``displays`` are refreshed after
+    every :meth:`step` (the Pi uses :class:`device.display.loop.DisplayLoop`
+    on :meth:`display_model` instead).
     """
 
     def __init__(
@@ -196,6 +200,11 @@ class TableProgram:
         self.arbiter("confirm_row", game=game, row=row, guess=list(r.guess),
                      black=r.keys.black, white=r.keys.white, by=by)
         return True
+
+    def running_seat(self, raw_ns: int) -> int | None:
+        """The seat whose clock runs at ``raw_ns`` (any thread)."""
+        with self._lock:
+            return self.flow.on_move(raw_ns + self.offset_ns)
 
     # -- the loop -------------------------------------------------------------------------
 

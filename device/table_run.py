@@ -41,9 +41,8 @@ class ArbiterButton:
         self._paused_by_down = False
 
     def down(self, at_ns: int) -> None:
-        flow = self.program.flow
         self._paused_by_down = False
-        if flow.on_move(at_ns + self.program.offset_ns) is not None:
+        if self.program.running_seat(at_ns) is not None:
             self._paused_by_down = True
             self.program.arbiter("pause", at_ns)
 
@@ -98,13 +97,14 @@ def _camera_worker(cfg: Any, program_submit: Any) -> Any:
 
 
 def _open_source(cfg: Any) -> Any:
-    import importlib
+    from vision.sources import open_source
 
-    sources = importlib.import_module("vision.sources")
-    opener = getattr(sources, "open_source", None)
-    if opener is None:
-        raise RuntimeError("vision.sources has no open_source()")
-    return opener(cfg.camera)
+    spec = str(cfg.camera)
+    kind, _, arg = spec.partition(":")
+    if kind == "webcam":
+        # The configuration's webcam[:N] is an OpenCV capture device.
+        spec = f"video:{arg or '0'}"
+    return open_source(spec, size=cfg.vision.resolution)
 
 
 class _SceneSource:
@@ -143,6 +143,10 @@ def run_table(
         on_line=say if script is None else None,
     )
     try:
+        try:
+            program.journal.set_meta("config", cfg.snapshot())
+        except Exception as exc:  # a full disk must not keep the table from starting
+            logger.error("configuration not recorded in the journal: %s", exc)
         if script is not None:
             return _run_script(program, script, out)
         return _run_interactive(program, cfg, say)
@@ -220,7 +224,7 @@ def _run_interactive(program: TableProgram, cfg: Any, say: Any) -> int:
     try:
         while not stop.is_set():
             program.step(timeout=0.02)
-            on_move = program.flow.on_move(program.now_ns() + program.offset_ns)
+            on_move = program.running_seat(program.now_ns())
             hardware.show_turn(on_move, paused=program.flow.paused)
             if display_loop is not None:
                 display_loop.wake()

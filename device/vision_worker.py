@@ -46,11 +46,11 @@ Submit = Callable[[str, Mapping[str, Any], int, bytes | None], None]
 
 
 class FrameSource(Protocol):
-    """Where frames come from: ``read()`` returns ``(bgr_frame, monotonic_ns)``
-    and raises (``OSError``, ``CameraUnavailableError``, ...) when the camera
-    is gone."""
+    """Where frames come from: ``read()`` returns a :class:`vision.sources.Frame`
+    (or a ``(bgr_image, monotonic_ns)`` pair) and raises
+    (``CameraUnavailableError``, ``OSError``, ...) when the camera is gone."""
 
-    def read(self) -> tuple[Frame, int]: ...
+    def read(self) -> Any: ...
 
 
 class ReaderLike(Protocol):
@@ -296,7 +296,8 @@ class VisionWorker:
         if self.source is None:
             return False
         try:
-            frame, at_ns = self.source.read()
+            got = self.source.read()
+            frame, at_ns = got if isinstance(got, tuple) else (got.image, got.at_ns)
         except Exception as exc:  # any failure of the camera is "camera gone"
             self._camera(False, str(exc) or type(exc).__name__)
             return False

@@ -572,9 +572,10 @@ class MatchFlow:
             if g.secret_hidden is not None or status != OK:
                 return Outcome()
             g.secret_hidden = _code(payload.get("code"), self.variant.holes, "reading.code")
-            # Rows already read are judged exactly from now on; no line: the
-            # secret is never shown.
-            lines: list[str] = []
+            # Rows already read are judged exactly from now on; the code
+            # itself is never shown.
+            lines: list[str] = [f"game {g.number}: the camera saw the code as it was set "
+                                "(kept, never shown): marks are checked exactly"]
             verdicts: list[dict[str, Any]] = [self._verdict("secret_seen", g)]
             out = self._judge(g)
             return Outcome(verdicts=(*verdicts, *out.verdicts), lines=(*lines, *out.lines))

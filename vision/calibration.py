@@ -289,18 +289,18 @@ def calibrate(
 
 
 #: Floors of the colour models (see ColourModel.fit): standard deviations of
-#: (L, a, b, ring L); the lightness spread relative to L; the fraction of
+#: (L, a, b, ring L, ring a, ring b); the lightness spread relative to L; the fraction of
 #: mixing with the plastic around a peg. Key pegs are small, so more of
 #: their pixels mix with the plastic.
-CODE_FLOOR = (3.0, 2.5, 2.5, 4.0)
-KEY_FLOOR = (4.0, 3.0, 3.0, 5.0)
+CODE_FLOOR = (3.0, 2.5, 2.5, 4.0, 3.0, 3.0)
+KEY_FLOOR = (4.0, 3.0, 3.0, 5.0, 3.5, 3.5)
 RELATIVE_L_SIGMA = 0.06
 CODE_MIX = 0.15
 KEY_MIX = 0.25
 CODE_GLARE = 0.03
 KEY_GLARE = 0.05
 #: Glare moves the disc towards the light's white and leaves the ring be.
-GLARE_TOWARDS = (100.0, 0.0, 0.0, float("nan"))
+GLARE_TOWARDS = (100.0, 0.0, 0.0, float("nan"), float("nan"), float("nan"))
 
 
 def fit_colours(
@@ -353,7 +353,7 @@ def fit_colours(
             f"colour it never saw; add an image (with its truth) where each appears"
         )
     lab = linear_bgr_to_lab(plastic)
-    towards = [float(lab[0]), float(lab[1]), float(lab[2]), float(lab[0])]
+    towards = [float(v) for v in lab] * 2
     code_model = ColourModel.fit(
         {k: np.array(v) for k, v in code_samples.items()},
         floor_sigma=CODE_FLOOR,
@@ -405,7 +405,7 @@ def _fit_keys(
                 f"add a calibration row whose key holes all hold {c}"
             )
         means[c] = np.median(np.concatenate(pure), axis=0)
-    model = ColourModel.fit({c: means[c][None, :] for c in classes}, floor_sigma=(8.0, 8.0, 8.0, 8.0))
+    model = ColourModel.fit({c: means[c][None, :] for c in classes}, floor_sigma=(8.0,) * 6)
     for _ in range(3):
         samples: dict[str, list[NDArray[np.float64]]] = {c: [] for c in classes}
         for lab, b, w in key_rows:

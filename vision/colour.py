@@ -311,7 +311,10 @@ class ColourModel:
 
     def classify(self, lab: NDArray[Any], *, allowed: Sequence[bool] | None = None) -> Classification:
         """Classify feature samples (n, d); ``allowed`` masks classes out (False)."""
-        d2 = self.distances2(lab)
+        return self.classify_distances(self.distances2(lab), allowed=allowed)
+
+    def classify_distances(self, d2: FloatArray, *, allowed: Sequence[bool] | None = None) -> Classification:
+        """Classify from squared distances (n, k), e.g. minimised over a censored value."""
         logdet: FloatArray = self._logdet  # type: ignore[attr-defined]
         nll = 0.5 * (d2 + logdet[None, :])
         if allowed is not None:

@@ -130,12 +130,17 @@ def calibration_contents(profile: BoardProfile, variant: int, *, shield_open: bo
 
 
 def make_table(profile: BoardProfile | str, *, peg_set: int, images: int = 3, seed: int = 0) -> Table:
-    """A table with ``images`` easy calibration photos (the last one with the shield closed)."""
+    """A table with ``images`` easy calibration photos (the last one with the shield closed).
+
+    The photos share one camera pose, as at a real table, and differ in
+    what is on the board and in sensor noise.
+    """
     p = load_profile(profile) if isinstance(profile, str) else profile
     shots: list[Rendered] = []
+    # The installer's camera is fixed: one pose for every calibration photo.
+    cond = random_conditions(np.random.default_rng([seed, peg_set, 7]), difficulty="easy", profile=p, peg_set=peg_set)
     for i in range(images):
         rng = np.random.default_rng([seed, peg_set, 7, i])
-        cond = random_conditions(rng, difficulty="easy", profile=p, peg_set=peg_set)
         contents = calibration_contents(p, i, shield_open=(i < images - 1 or images == 1))
         shots.append(render(p, contents, cond, seed=int(rng.integers(1 << 31))))
     return Table(p, peg_set, tuple(shots))

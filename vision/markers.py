@@ -201,7 +201,7 @@ def render_sheet(profile: BoardProfile, *, dpi: int = 300, page_mm: tuple[float,
         cell = m.size_mm + 2 * quiet
         if x + cell > page_mm[0] - margin:
             x = margin
-            y += row_h + 12.0
+            y += row_h + 16.0
             row_h = 0.0
         if y + cell + 10 > page_mm[1] - margin - 20:
             raise MarkerError(f"the markers of {profile.name} do not fit on one page")
@@ -209,13 +209,11 @@ def render_sheet(profile: BoardProfile, *, dpi: int = 300, page_mm: tuple[float,
         page.paste(Image.fromarray(img), (px(x + quiet), px(y + quiet)))
         # A thin cutting outline around the quiet zone.
         draw.rectangle([px(x), px(y), px(x + cell), px(y + cell)], outline=160, width=1)
+        draw.text((px(x), px(y + cell + 1.5)), f"id {m.id}, {m.size_mm:g} mm, {_where(profile, m)}", fill=0, font=font)
         draw.text(
-            (px(x), px(y + cell + 1.5)),
-            f"id {m.id}  {m.size_mm:g} mm  at ({m.centre_mm[0]:g}, {m.centre_mm[1]:g}) mm",
-            fill=0,
-            font=font,
+            (px(x), px(y + cell + 6.0)), f"centre at ({m.centre_mm[0]:g}, {m.centre_mm[1]:g}) mm", fill=0, font=font
         )
-        x += cell + 15.0
+        x += max(cell, 45.0) + 12.0
         row_h = max(row_h, cell)
 
     # The 50 mm check ruler, with a tick every 10 mm.
@@ -227,6 +225,15 @@ def render_sheet(profile: BoardProfile, *, dpi: int = 300, page_mm: tuple[float,
     draw.text((px(rx), px(ry + 2.0)), "50 mm: measure to check the print scale", fill=0, font=font)
     page.info["dpi"] = (dpi, dpi)
     return page
+
+
+def _where(profile: BoardProfile, m: Marker) -> str:
+    """Which corner or side of the board a marker sits by, in words."""
+    w, h = profile.size_mm
+    x, y = m.centre_mm
+    horiz = "left" if x < w / 3 else "right" if x > 2 * w / 3 else ""
+    vert = "top" if y < h / 3 else "bottom" if y > 2 * h / 3 else ""
+    return f"{vert} {horiz}".strip() or "middle"
 
 
 def write_sheet(profile: BoardProfile, path: str | Path, *, dpi: int = 300) -> Path:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from vision.colour import ColourModel, chi2_quantile, linear_bgr_to_lab, srgb_to_linear
+from vision.colour import ColourModel, linear_bgr_to_lab, srgb_to_linear
 from vision.profile import BoardProfile
 from vision.reading import (
     EMPTY,
@@ -63,27 +63,25 @@ IntArray = NDArray[np.intp]
 #: at the edges of the image (lens distortion), and the rim of a peg is shaded.
 CODE_DISC_FRACTION = 0.5
 KEY_DISC_FRACTION = 0.45
-#: The ring (fractions of the peg-head radius) whose lightness tells an
+#: The ring (fractions of the peg-head radius) whose colour tells an
 #: empty hole (bare plastic around a small dark hole) from a dark peg.
 RING_FRACTIONS = (0.76, 0.94)
-#: Rank window (by brightness) of the pixels kept in a disc: the top 30 %
+#: Rank window (by brightness) of the pixels kept in a disc: the top half
 #: holds the glare on a round peg, the bottom 5 % noise and hole edges.
 RANK_LOW = 0.05
-RANK_HIGH = 0.70
+RANK_HIGH = 0.50
 #: A plastic cell whose channel ratios to the plastic model differ by more
 #: than this factor is not bare plastic (a hand, a sleeve, a loose peg).
 PLASTIC_CHROMA_RATIO = 1.35
 #: Brightness ratio to the plastic model outside which a cell is not a
 #: plausible shadow or highlight on bare plastic.
 PLASTIC_BRIGHTNESS_RANGE = (0.3, 2.2)
-#: A channel whose median is this bright is clipped by the sensor: the
-#: colour's hue is lost unless every channel is clipped (a white peg).
-#: Calibration saw its own clipping; only where the light is brighter than
-#: at calibration (by CLIP_GAIN) can clipping shift a hue the model does
-#: not know, and there a clipped hole is "unknown".
+#: A channel whose median is this bright is clipped by the sensor: its true
+#: value is only known to be at least that. A clipped hole is classified by
+#: its best fit over the possible true values (linear-light factors below),
+#: so a clipped orange that could also be a yellow is "unknown".
 CLIP_LEVEL = 249
-CLIP_GAIN = 1.05
-CLIPPED_ALPHA = 0.05
+CLIP_FACTORS = (1.0, 1.15, 1.3, 1.5, 1.75, 2.0, 2.4, 3.0, 4.0)
 
 
 class Localiser(Protocol):
@@ -96,15 +94,17 @@ class Localiser(Protocol):
 class Features:
     """Per-frame measurements, before classification.
 
-    ``code``/``keys``: normalised features per hole, (n_code, 4) and
-    (n_key, 4): CIELAB of the inner disc and the lightness of the ring
-    around it. Code holes are ordered row by row (hole 1 first), then the
+    ``code``/``keys``: normalised features per hole, (n_code, 6) and
+    (n_key, 6): CIELAB of the inner disc, then CIELAB of the ring around
+    it (bare plastic around an empty hole, the peg's own rim otherwise). Code holes are ordered row by row (hole 1 first), then the
     secret holes. ``cell_ok``: per plastic probe cell, whether it still
     looks like bare plastic. ``signatures``: per row appearance summary.
     ``plastic_linear``: the plastic model's mean linear BGR (for the
-    calibration reference). ``code_clipped``/``key_clipped``: holes whose
-    colour is clipped by the sensor in some channels under light brighter
-    than at calibration (hue shifted beyond what calibration saw).
+    calibration reference). ``code_clipped``/``key_clipped``: per hole and
+    channel, whether the sensor clipped it (its true value is only known
+    to be at least the measured one) while some other channel is not
+    clipped; ``code_linear``/``key_linear``: the normalised linear BGR of
+    the inner discs, from which the reader explores clipped values.
     """
 
     code: FloatArray
@@ -114,6 +114,8 @@ class Features:
     plastic_linear: FloatArray
     code_clipped: NDArray[np.bool_] | None = None
     key_clipped: NDArray[np.bool_] | None = None
+    code_linear: FloatArray | None = None
+    key_linear: FloatArray | None = None
 
 
 def _disc_offsets(radius_px: float, inner_px: float = -1.0, step: int = 1) -> tuple[IntArray, IntArray]:
@@ -378,8 +380,8 @@ class BoardSampler:
         ref = mean_plastic if plastic_ref is None else np.asarray(plastic_ref, dtype=np.float64)
         code_lab = linear_bgr_to_lab(code_lin * ref / code_light)
         key_lab = linear_bgr_to_lab(key_lin * ref / key_light)
-        code_ring_l = linear_bgr_to_lab(code_ring_lin * ref / code_light)[:, :1]
-        key_ring_l = linear_bgr_to_lab(key_ring_lin * ref / key_light)[:, :1]
+        code_ring_lab = linear_bgr_to_lab(code_ring_lin * ref / code_light)
+        key_ring_lab = linear_bgr_to_lab(key_ring_lin * ref / key_light)
 
         # Per-row signature for motion detection: mean sRGB of each hole disc
         # (glare included: a moving hand changes it all).
@@ -387,19 +389,22 @@ class BoardSampler:
         key_mean = key_px.mean(axis=1).reshape(self.profile.rows, -1)
         signatures = np.concatenate([code_mean, key_mean], axis=1)
         return Features(
-            np.concatenate([code_lab, code_ring_l], axis=1),
-            np.concatenate([key_lab, key_ring_l], axis=1),
+            np.concatenate([code_lab, code_ring_lab], axis=1),
+            np.concatenate([key_lab, key_ring_lab], axis=1),
             cell_ok,
             signatures,
             mean_plastic,
-            _clipped(code_med) & (np.mean(code_light / ref, axis=1) > CLIP_GAIN),
-            _clipped(key_med) & (np.mean(key_light / ref, axis=1) > CLIP_GAIN),
+            _clipped(code_med),
+            _clipped(key_med),
+            code_lin * ref / code_light,
+            key_lin * ref / key_light,
         )
 
 
 def _clipped(med: FloatArray) -> NDArray[np.bool_]:
-    """Colours with one channel saturated and another not: the hue is lost."""
-    out: NDArray[np.bool_] = (med.max(axis=1) >= CLIP_LEVEL) & (med.min(axis=1) < CLIP_LEVEL - 15)
+    """Per channel: saturated while another channel is not (the hue is uncertain)."""
+    sat = med >= CLIP_LEVEL
+    out: NDArray[np.bool_] = sat & (med.min(axis=1) < CLIP_LEVEL - 15)[:, None]
     return out
 
 
@@ -508,18 +513,14 @@ class BoardReader:
     def _classify(self, f: Features, at_ns: int) -> BoardReading:
         p = self.profile
         n_guess = p.rows * p.holes
-        cc = self.code_model.classify(f.code[:n_guess], allowed=self._guess_allowed)
-        sc = self.code_model.classify(f.code[n_guess:])
-        kc = self.key_model.classify(f.keys)
-        # A clipped hole is read only when it is typical of its class, not
-        # merely plausible: clipping moved it by an unknown amount.
-        typical = chi2_quantile(CLIPPED_ALPHA, self.code_model.dims)
-        ktypical = chi2_quantile(CLIPPED_ALPHA, self.key_model.dims)
-        code_ok = cc.accepted & ~(_clip_mask(f.code_clipped, 0, n_guess) & (cc.distance2 > typical))
-        secret_ok = sc.accepted & ~(
-            _clip_mask(f.code_clipped, n_guess, n_guess + p.holes) & (sc.distance2 > typical)
-        )
-        key_ok = kc.accepted & ~(_clip_mask(f.key_clipped, 0, len(kc.accepted)) & (kc.distance2 > ktypical))
+        code_d2 = _censored_distances(self.code_model, f.code, f.code_linear, f.code_clipped)
+        key_d2 = _censored_distances(self.key_model, f.keys, f.key_linear, f.key_clipped)
+        cc = self.code_model.classify_distances(code_d2[:n_guess], allowed=self._guess_allowed)
+        sc = self.code_model.classify_distances(code_d2[n_guess:])
+        kc = self.key_model.classify_distances(key_d2)
+        code_ok = cc.accepted
+        secret_ok = sc.accepted
+        key_ok = kc.accepted
         code_names = self._code_names[cc.best]
         rows: list[RowReading] = []
         n_k = p.key_holes
@@ -575,8 +576,26 @@ class BoardReader:
         return holes
 
 
-def _clip_mask(mask: NDArray[np.bool_] | None, start: int, stop: int) -> NDArray[np.bool_]:
-    if mask is None:
-        return np.zeros(stop - start, dtype=bool)
-    out: NDArray[np.bool_] = mask[start:stop]
-    return out
+def _censored_distances(
+    model: ColourModel,
+    features: FloatArray,
+    linear: FloatArray | None,
+    clipped: NDArray[np.bool_] | None,
+) -> FloatArray:
+    """Squared distances (n, k); for clipped holes, the best over the values clipping hides."""
+    d2 = model.distances2(features)
+    if linear is None or clipped is None:
+        return d2
+    rows = np.flatnonzero(clipped.any(axis=1))
+    if len(rows) == 0:
+        return d2
+    factors = np.asarray(CLIP_FACTORS, dtype=np.float64)
+    # (m, T, 3): each clipped channel scaled by each factor.
+    scale = np.where(clipped[rows][:, None, :], factors[None, :, None], 1.0)
+    cand = linear[rows][:, None, :] * scale
+    lab = linear_bgr_to_lab(cand)
+    rest = np.broadcast_to(features[rows][:, None, 3:], (len(rows), len(factors), features.shape[1] - 3))
+    feats = np.concatenate([lab, rest], axis=2).reshape(-1, features.shape[1])
+    cand_d2 = model.distances2(feats).reshape(len(rows), len(factors), -1)
+    d2[rows] = cand_d2.min(axis=1)
+    return d2

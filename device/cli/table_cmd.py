@@ -45,6 +45,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("journal", metavar="JOURNAL")
     p.add_argument("-o", "--output", metavar="DIR", default=".", help="directory (default: .)")
+    p.add_argument("--evidence", action="store_true",
+                   help="also write the frame (JPEG) and reading behind every confirmed row")
     p.set_defaults(func=_export)
 
     p = sub.add_parser(
@@ -66,7 +68,7 @@ def _demo(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from device.records_export import export_records
 
-    written = export_records(args.journal, args.output)
+    written = export_records(args.journal, args.output, evidence=args.evidence)
     if not written:
         print(f"pegwatch export: {args.journal}: no finished game", file=sys.stderr)
         return 1

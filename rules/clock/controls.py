@@ -16,11 +16,19 @@ combination of these:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import Enum
 
-from rules.clock.durations import format_duration
+from rules.clock.durations import format_duration, parse_duration
 from rules.clock.errors import InvalidTimeControlError
+
+_PGN_FIELD = re.compile(r"(?:(\d+)/)?(\d+(?:\.\d+)?)(?:\+(\d+(?:\.\d+)?))?")
+
+
+def _pgn_seconds(ns: int) -> str:
+    whole, frac = divmod(ns, 1_000_000_000)
+    return f"{whole}" + (f".{frac:09d}".rstrip("0") if frac else "")
 
 
 class DelayKind(Enum):
@@ -177,6 +185,64 @@ class TimeControl:
         return cls(
             (Stage(time_ns),), overtime=Overtime(OvertimeKind.CANADIAN, period_ns, moves=moves)
         )
+
+    @classmethod
+    def from_pgn(cls, text: str, *, advance: StageAdvance = StageAdvance.MOVES) -> TimeControl:
+        """Read a PGN ``TimeControl`` tag value (PGN standard 9.6.1, with increments).
+
+        Fields are separated by ``:``: ``"300"`` (sudden death, seconds),
+        ``"180+2"`` (with increment), ``"40/5400+30:1800+30"`` (40 moves in
+        90 minutes, then 30 minutes, 30 s per move throughout). The last
+        field must be sudden death: repeating periods are not supported, nor
+        are ``?``, ``-`` and sandglass ``*`` fields.
+        """
+        fields = text.strip().split(":")
+        stages = []
+        for i, f in enumerate(fields):
+            m = _PGN_FIELD.fullmatch(f.strip())
+            if m is None:
+                raise InvalidTimeControlError(
+                    f"time control {text!r}: field {i + 1} {f!r} is not 'seconds', "
+                    "'seconds+increment' or 'moves/seconds[+increment]'"
+                )
+            moves, seconds, increment = m.groups()
+            try:
+                stages.append(
+                    Stage(
+                        parse_duration(seconds),
+                        moves=int(moves) if moves else None,
+                        increment_ns=parse_duration(increment) if increment else 0,
+                    )
+                )
+            except (InvalidTimeControlError, ValueError) as exc:
+                raise InvalidTimeControlError(f"time control {text!r}: {exc}") from None
+        if stages[-1].moves is not None:
+            raise InvalidTimeControlError(
+                f"time control {text!r}: repeating periods are not supported; "
+                "end with a sudden-death field such as ':1800+30'"
+            )
+        try:
+            return cls(tuple(stages), advance=advance)
+        except InvalidTimeControlError as exc:
+            raise InvalidTimeControlError(f"time control {text!r}: {exc}") from None
+
+    def to_pgn(self) -> str:
+        """Write the control as a PGN ``TimeControl`` tag value (see :meth:`from_pgn`).
+
+        Raises :class:`InvalidTimeControlError` for delays and overtime, which
+        the tag cannot express. The stage advance rule is not written.
+        """
+        if self.overtime is not None or any(s.delay_ns for s in self.stages):
+            raise InvalidTimeControlError(f"{self} has no PGN TimeControl form")
+        parts = []
+        for s in self.stages:
+            text = _pgn_seconds(s.time_ns)
+            if s.moves is not None:
+                text = f"{s.moves}/{text}"
+            if s.increment_ns:
+                text += f"+{_pgn_seconds(s.increment_ns)}"
+            parts.append(text)
+        return ":".join(parts)
 
     @property
     def initial_ns(self) -> int:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from rules.clock.controls import DelayKind, OvertimeKind, StageAdvance, TimeControl
 from rules.clock.durations import ceil_div, format_duration
-from rules.clock.errors import ClockStateError, InvalidPlayerError
+from rules.clock.errors import ClockError, ClockStateError, InvalidPlayerError
 
 if TYPE_CHECKING:
     from rules.clock.presets import ClockPreset
@@ -313,9 +313,9 @@ class Clock:
         if debounce_ns < 0:
             raise ClockStateError(f"debounce_ns must be >= 0, got {debounce_ns}")
         self._controls = controls
-        self.debounce_ns = debounce_ns
-        self.freeze_at_flag = freeze_at_flag
-        self.skip_flagged = skip_flagged
+        self._debounce_ns = debounce_ns
+        self._freeze_at_flag = freeze_at_flag
+        self._skip_flagged = skip_flagged
         n = len(controls)
         self._initial = _State(
             players=tuple(_Player(main_ns=tc.initial_ns) for tc in controls),
@@ -375,7 +375,7 @@ class Clock:
         """
         clock = cls(controls, **options)
         for event in events:
-            with contextlib.suppress(ClockStateError):
+            with contextlib.suppress(ClockError):
                 clock.apply(event)
         return clock
 
@@ -418,6 +418,21 @@ class Clock:
     def players(self) -> int:
         """Number of players (2 to 4)."""
         return len(self._controls)
+
+    @property
+    def debounce_ns(self) -> int:
+        """A second press by the same player within this of an accepted one is a bounce."""
+        return self._debounce_ns
+
+    @property
+    def freeze_at_flag(self) -> bool:
+        """True if every clock stops at the first flag (FIDE)."""
+        return self._freeze_at_flag
+
+    @property
+    def skip_flagged(self) -> bool:
+        """True if a flagged player is skipped and the others play on (Mensa Connection)."""
+        return self._skip_flagged
 
     @property
     def controls(self) -> tuple[TimeControl, ...]:
@@ -576,8 +591,8 @@ class Clock:
 
         A stamp before the last event is read as the last event's stamp.
         """
-        at = at_ns if self._last_at is None else max(at_ns, self._last_at)
-        s = self._settle(self._state, at)
+        s, at = self._snapshot(at_ns)
+        s = self._settle(s, at)
         remaining: list[int] = []
         delay_left: list[int] = []
         overtime: list[str | None] = []
@@ -636,8 +651,8 @@ class Clock:
         """
         if resolution_ns <= 0:
             raise ClockStateError(f"resolution_ns must be > 0, got {resolution_ns}")
-        at = at_ns if self._last_at is None else max(at_ns, self._last_at)
-        s = self._settle(self._state, at)
+        s, at = self._snapshot(at_ns)
+        s = self._settle(s, at)
         if not s.running:
             return None
         p = s.players[s.on_move]
@@ -654,10 +669,21 @@ class Clock:
             if delay_left:
                 quantities.append(delay_left)
         steps = [q - (ceil_div(q, resolution_ns) - 1) * resolution_ns for q in quantities if q > 0]
-        return at + min(steps) if steps else at
+        # After settling, the running quantity is always > 0; the fallback
+        # only guards a display loop against spinning.
+        return at + (min(steps) if steps else resolution_ns)
 
     # ------------------------------------------------------------------
     # Internals
+
+    def _snapshot(self, at_ns: int) -> tuple[_State, int]:
+        # One read of the immutable state, so a display thread may call
+        # view() while another thread applies events; a stamp before the
+        # state's last event is read as that event's stamp.
+        state = self._state
+        last = self._last_at
+        at = max(at_ns, state.since_ns) if last is None else max(at_ns, state.since_ns, last)
+        return state, at
 
     def _check_player(self, player: int) -> None:
         if (
@@ -777,6 +803,8 @@ class Clock:
 
     def _settle(self, state: _State, at: int) -> _State:
         """Charge the running player up to *at*, letting flags fall on the way."""
+        if at < state.since_ns:  # pragma: no cover - callers clamp stamps
+            at = state.since_ns
         while state.running:
             i = state.on_move
             p, flag, expiries = _run(

@@ -119,6 +119,7 @@ _PRESET_KEYS = {
     "skip_flagged", "freeze_at_flag",
 }  # fmt: skip
 _CONTROL_KEYS = {
+    "pgn",
     "stages",
     "advance",
     "overtime",
@@ -202,7 +203,17 @@ class _Reader:
     def control(self, value: Any, key: str) -> TimeControl:
         t = self.table(value, key)
         self.only(t, _CONTROL_KEYS, key)
-        if "stages" in t:
+        if "pgn" in t:
+            others = sorted((_STAGE_KEYS | {"stages"}) & set(t))
+            if others:
+                raise self.fail(f"{key}.{others[0]}", "give either 'pgn' or stages, not both")
+            try:
+                stages = list(TimeControl.from_pgn(self.text(t["pgn"], f"{key}.pgn")).stages)
+            except PresetFileError:
+                raise
+            except ClockError as exc:
+                raise self.fail(f"{key}.pgn", str(exc)) from None
+        elif "stages" in t:
             shorthand = sorted(_STAGE_KEYS & set(t))
             if shorthand:
                 raise self.fail(

@@ -542,3 +542,83 @@ def test_overtime_control_validation() -> None:
         TimeControl((Stage(MIN, moves=40),))
     with pytest.raises(PegwatchError):
         Stage(-1)
+
+
+def test_fide_90_40_worked_example_from_the_docs() -> None:
+    c = Clock.from_preset("fide-90-40")
+    c.start(0, T0)
+    c.adjust(0, remaining_ns=12 * MIN + 40 * S, moves=39, at_ns=T0)
+    c.press(0, T0 + 30 * S)  # move 40 with 12:10 left
+    v = c.view(T0 + 30 * S)
+    assert v.remaining_ns[0] == 42 * MIN + 40 * S  # 12:10 + 30 s + 30:00
+    assert v.stage[0] == 1 and v.moves[0] == 40
+
+
+def test_bronstein_pause_keeps_the_delay_left() -> None:
+    c = two(TimeControl.bronstein(MIN, 10 * S))
+    c.start(0, T0)
+    c.pause(T0 + 4 * S)
+    v = c.view(T0 + 50 * S)
+    assert v.delay_left_ns[0] == 6 * S and v.remaining_ns[0] == MIN - 4 * S
+    c.resume(T0 + 50 * S)
+    c.press(0, T0 + 53 * S)  # 7 s used in all: all 7 come back
+    assert c.view(T0 + 53 * S).remaining_ns[0] == MIN
+
+
+def test_three_players_take_turns_in_index_order() -> None:
+    c = Clock([TimeControl.sudden_death(MIN)] * 3)
+    c.start(2, T0)
+    assert c.press(2, T0 + S) is PressOutcome.ACCEPTED
+    assert c.view(T0 + S).on_move == 0
+    c.press(0, T0 + 2 * S)
+    assert c.view(T0 + 2 * S).on_move == 1
+
+
+def test_flag_of_a_player_adjusted_to_zero_falls_at_their_turn() -> None:
+    c = Clock.from_preset("mensa-connection", players=4)
+    c.adjust(1, remaining_ns=0, at_ns=T0)
+    c.start(0, T0)
+    c.press(0, T0 + 5 * S)
+    v = c.view(T0 + 5 * S)
+    assert v.flags == (1,) and v.flag_times_ns == (T0 + 5 * S,)
+    assert v.on_move == 2
+
+
+def test_events_journal_every_call_in_order() -> None:
+    c = two(TimeControl.sudden_death(MIN))
+    c.start(0, T0)
+    c.press(1, T0 + S)
+    c.press(0, T0 + 2 * S)
+    c.adjust(0, moves=4, at_ns=T0 + 3 * S)
+    c.undo(T0 + 4 * S)
+    c.stop(T0 + 5 * S)
+    assert [(e.kind, e.player, e.at_ns) for e in c.events] == [
+        ("start", 0, T0),
+        ("press", 1, T0 + S),
+        ("press", 0, T0 + 2 * S),
+        ("adjust", 0, T0 + 3 * S),
+        ("undo", None, T0 + 4 * S),
+        ("stop", None, T0 + 5 * S),
+    ]
+    assert c.events[3].moves == 4
+    # A refused call is not journalled.
+    with pytest.raises(ClockStateError):
+        c.pause(T0 + 6 * S)
+    assert len(c.events) == 6
+
+
+def test_replay_skips_calls_that_were_refused() -> None:
+    from rules.clock import ClockEvent
+
+    journal = [
+        ClockEvent("pause", T0 - S),  # refused: not started
+        ClockEvent("start", T0, 0),
+        ClockEvent("press", T0 + S, 5),  # refused: no such player
+        ClockEvent("press", T0 + 2 * S, 0),
+        ClockEvent("resume", T0 + 3 * S),  # refused: not paused
+    ]
+    c = Clock.replay([TimeControl.sudden_death(MIN)] * 2, journal)
+    v = c.view(T0 + 4 * S)
+    assert v.on_move == 1 and v.remaining_ns == (MIN - 2 * S, MIN - 2 * S)
+    with pytest.raises(ClockStateError, match="unknown clock event kind"):
+        c.apply(ClockEvent("explode", T0 + 5 * S))

@@ -16,6 +16,7 @@ from rules.clock import (
     InvalidPlayerError,
     OvertimeKind,
     PresetFileError,
+    Stage,
     StageAdvance,
     TimeControl,
     UnknownClockPresetError,
@@ -128,6 +129,9 @@ players = 2
 time = "1h"
 overtime = { kind = "byo-yomi", periods = 3, period = "30s" }
 
+[presets.pgn-style]
+control = { pgn = "40/5400+30:1800+30", advance = "flag" }
+
 [presets.two-stage]
 control = { advance = "flag", stages = [{ time = "1:30:00", moves = 40 }, { time = "30:00" }] }
 """
@@ -137,7 +141,9 @@ def test_event_presets_file(tmp_path: Path) -> None:
     path = tmp_path / "event.toml"
     path.write_text(EVENT_FILE, encoding="utf-8")
     presets = load_presets(path)
-    assert list(presets) == ["mso-2027-final", "go-club", "two-stage"]
+    assert list(presets) == ["mso-2027-final", "go-club", "pgn-style", "two-stage"]
+    pgn = presets["pgn-style"].controls[0]
+    assert pgn.to_pgn() == "40/5400+30:1800+30" and pgn.advance is StageAdvance.FLAG
     final = presets["mso-2027-final"]
     assert final.roles == ("codemaker", "codebreaker")
     assert final.control("codemaker") == TimeControl.fischer(5 * MIN, 5 * S)
@@ -184,6 +190,8 @@ def test_event_presets_file(tmp_path: Path) -> None:
         ("[presets.x]\ncontrols = { a = { time = 3 }, b = 7 }\n", "presets.x.controls.b"),
         ("[clocks.x]\ncontrol = { time = '5:00' }\n", "(top level).clocks"),
         ("[presets.x\n", "not valid TOML"),
+        ("[presets.x]\ncontrol = { pgn = '40/7200' }\n", "presets.x.control.pgn"),
+        ("[presets.x]\ncontrol = { pgn = '300', time = '5:00' }\n", "presets.x.control.time"),
     ],
 )
 def test_bad_preset_files_name_file_and_key(tmp_path: Path, text: str, where: str) -> None:
@@ -269,3 +277,43 @@ def test_format_duration(ns: int, text: str) -> None:
 @given(st.integers(min_value=0, max_value=10**15))
 def test_duration_text_round_trips(ns: int) -> None:
     assert parse_duration(format_duration(ns)) == ns
+
+
+# ----------------------------------------------------------------------
+# PGN TimeControl tag
+
+
+@pytest.mark.parametrize(
+    ("text", "control"),
+    [
+        ("300", TimeControl.sudden_death(5 * MIN)),
+        ("180+2", TimeControl.fischer(3 * MIN, 2 * S)),
+        ("5400+30", TimeControl.fischer(90 * MIN, 30 * S)),
+        (
+            "40/5400+30:1800+30",
+            TimeControl(
+                (
+                    Stage(90 * MIN, moves=40, increment_ns=30 * S),
+                    Stage(30 * MIN, increment_ns=30 * S),
+                )
+            ),
+        ),
+        ("0.5+0.25", TimeControl.fischer(S // 2, S // 4)),
+    ],
+)
+def test_pgn_time_control_round_trip(text: str, control: TimeControl) -> None:
+    assert TimeControl.from_pgn(text) == control
+    assert control.to_pgn() == text
+
+
+@pytest.mark.parametrize("text", ["40/7200", "?", "-", "*180", "abc", "300:60", "40/0:0"])
+def test_bad_pgn_time_controls(text: str) -> None:
+    with pytest.raises(PegwatchError, match="time control"):
+        TimeControl.from_pgn(text)
+
+
+def test_pgn_cannot_express_delay_or_overtime() -> None:
+    with pytest.raises(PegwatchError, match="no PGN"):
+        TimeControl.us_delay(MIN, 5 * S).to_pgn()
+    with pytest.raises(PegwatchError, match="no PGN"):
+        TimeControl.byo_yomi(MIN, 5, 30 * S).to_pgn()

@@ -7,6 +7,7 @@ import sqlite3
 import numpy as np
 import pytest
 
+from device.cli import main
 from device.demo import Scene, VirtualClock
 from device.journal import Journal
 from device.table import TableProgram, flow_from_journal, replay_journal
@@ -246,7 +247,7 @@ def test_hand_over_the_row_asks_for_a_check_and_never_accuses(tmp_path, calibrat
     assert not replay_journal(tmp_path / "j.sqlite").mismatches
 
 
-def test_replay_detects_a_tampered_journal(tmp_path):
+def test_replay_detects_a_tampered_journal(tmp_path, capsys):
     program, clock = make_program(tmp_path)
     program.press(0, clock())
     clock.advance(S)
@@ -287,6 +288,10 @@ def test_replay_detects_a_tampered_journal(tmp_path):
             "WHERE kind = 'verdict'"
         )
     assert replay_journal(tmp_path / "j.sqlite").mismatches
+    capsys.readouterr()
+    assert main(["replay", str(tmp_path / "j.sqlite")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "verdicts differ" in err
 
 
 def test_flow_from_journal_matches_the_live_flow(tmp_path):
@@ -348,4 +353,29 @@ def test_presses_of_the_player_not_on_move_are_ignored(tmp_path, seat):
     program.step()
     assert program.flow.phase is Phase.GUESS
     assert program.flow.on_move(clock()) == 1
+    program.close()
+
+
+def test_worker_reads_frames_of_vision_sources(tmp_path, calibrated):
+    from vision.render import BoardContents
+    from vision.sources import RenderedSource
+
+    profile, reader, conditions = calibrated
+    scene = Scene(profile, BoardContents.empty(profile), conditions)
+    scene.new_game(SECRET)
+    scene.shield(open_=False)
+    scene.place_guess(1, ("red", "red", "white", "white"))
+    source = RenderedSource(profile, lambda: scene.contents, conditions, seed=1)
+    worker = VisionWorker(source, reader, submit=lambda *a: None, frames_to_accept=2, give_up_frames=8)
+    program = TableProgram.open(tmp_path / "j.sqlite", players=PLAYERS, worker=worker)
+    program.press(0)
+    program.step()
+    program.press(1)
+    program.step()
+    for _ in range(8):
+        assert worker.poll()
+        program.step()
+        if program.flow.game.rows[0].guess is not None:
+            break
+    assert program.flow.game.rows[0].guess == ("red", "red", "white", "white")
     program.close()

@@ -106,7 +106,7 @@ def test_rectify_puts_board_mm_at_pixels(invicta):
     w, h = invicta.size_mm
     assert top.shape == (round(h * RECT_PX_PER_MM), round(w * RECT_PX_PER_MM), 3)
     for colour, (x, y) in zip(colours, invicta.hole_centres_mm(1), strict=True):
-        b, g, r = top[round(y * RECT_PX_PER_MM), round(x * RECT_PX_PER_MM)].astype(int)
+        b, _g, r = top[round(y * RECT_PX_PER_MM), round(x * RECT_PX_PER_MM)].astype(int)
         assert (r > b) == (colour == "yellow")
 
 

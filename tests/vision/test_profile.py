@@ -150,3 +150,23 @@ def test_env_overrides_boards_dir(tmp_path, monkeypatch):
     assert profile_names() == ("mine",)
     p = load_profile("mine")
     assert isinstance(p, BoardProfile) and p.name == "mine" and p.source == str(f)
+
+
+def test_the_worked_example_in_the_docs_loads_and_reads(tmp_path):
+    """docs/boards.md's travel board is a real, working profile."""
+    import re
+
+    import numpy as np
+
+    from vision.localise import MarkerLocaliser
+    from vision.render import Conditions, random_contents, render
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "boards.md").read_text()
+    block = next(b for b in re.findall(r"```toml\n(.*?)```", doc, re.S) if 'name = "travel-10x4"' in b)
+    f = tmp_path / "travel-10x4.toml"
+    f.write_text(block)
+    p = load_profile(str(f))
+    assert (p.rows, p.holes, p.key_layout, p.size_mm) == (10, 4, "2x2", (180.0, 70.0))
+    out = render(p, random_contents(p, np.random.default_rng(0)), Conditions.easy(), seed=0)
+    loc = MarkerLocaliser(p).locate(out.image)
+    assert loc.ok and loc.markers_seen == (12, 13, 14, 15)

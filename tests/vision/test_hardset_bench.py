@@ -1,0 +1,83 @@
+"""The hard benchmark set is deterministic and honest; the benchmark script ends with its JSON line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from vision.hardset import calibration_contents, hard_case, hard_set, make_table, truth_record
+from vision.profile import load_profile
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_same_seed_same_boards():
+    t1 = make_table("lego-10x4", peg_set=5, images=1, seed=3)
+    t2 = make_table("lego-10x4", peg_set=5, images=1, seed=3)
+    assert np.array_equal(t1.calibration[0].image, t2.calibration[0].image)
+    a, b = hard_case(t1, 1, seed=3), hard_case(t2, 1, seed=3)
+    assert np.array_equal(a.rendered.image, b.rendered.image)
+    assert a.rendered.contents == b.rendered.contents
+
+
+def test_odd_cases_are_mismarked_even_cases_are_not():
+    t = make_table("invicta-12x4", peg_set=5, images=1, seed=3)
+    assert not hard_case(t, 0, seed=3).mismarked_rows
+    assert hard_case(t, 1, seed=3).mismarked_rows
+
+
+def test_calibration_contents_cover_the_palette_and_key_classes():
+    for name in ("invicta-12x4", "lego-10x4", "super-12x5"):
+        p = load_profile(name)
+        c = calibration_contents(p, 0, shield_open=True)
+        seen = {x for g in c.guesses if g for x in g}
+        assert set(p.palette) <= seen
+        keys = [k for k in c.keys if k]
+        assert any(b for b, _ in keys) and any(w for _, w in keys) and any(b + w < p.key_holes for b, w in keys)
+
+
+def test_truth_record_is_the_judge_game_record():
+    p = load_profile("invicta-12x4")
+    rec = truth_record(calibration_contents(p, 1, shield_open=False), p)
+    assert set(rec) >= {"rules", "secret", "rows", "timeout"}
+    assert rec["secret"] is None
+    assert len(rec["rows"]) == p.rows - 2
+    assert all(len(r["guess"]) == p.holes for r in rec["rows"])
+
+
+def test_hard_set_spans_profiles_and_tables():
+    tables = [(t.profile.name, t.peg_set) for t, _ in hard_set(boards_per_profile=2, tables_per_profile=2)]
+    assert len(tables) == 6
+    assert {n for n, _ in tables} == {"invicta-12x4", "lego-10x4", "super-12x5"}
+    assert len(set(tables)) == 6
+
+
+def test_benchmark_quick_ends_with_one_json_line():
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "vision.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=True,
+        cwd=ROOT,
+    ).stdout
+    last = out.strip().splitlines()[-1]
+    data = json.loads(last)
+    for key in (
+        "hole_error_rate",
+        "false_mismark_rows",
+        "missed_mismarks",
+        "unknown_rate",
+        "occluded_rate",
+        "key_error_rate",
+        "read_ms_median",
+        "baseline_hole_error_rate",
+        "boards",
+    ):
+        assert key in data, key
+    assert data["boards"] == 6
+    assert 0.0 <= data["hole_error_rate"] <= 1.0
