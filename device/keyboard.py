@@ -39,11 +39,14 @@ class KeyboardPins:
         *,
         on_quit: Callable[[], None],
         on_confirm: Callable[[], None] | None = None,
+        extra: dict[str, Callable[[], None]] | None = None,
         fd: int | None = None,
     ) -> None:
         self.hardware = hardware
         self.on_quit = on_quit
         self.on_confirm = on_confirm
+        #: More keys (e.g. the simulated board's: place a guess, the marks).
+        self.extra = dict(extra or {})
         self.fd = sys.stdin.fileno() if fd is None else fd
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -62,6 +65,8 @@ class KeyboardPins:
             self._tap(self.hardware.arbiter_button)
         elif key == "c" and self.on_confirm is not None:
             self.on_confirm()
+        elif key in self.extra:
+            self.extra[key]()
 
     @staticmethod
     def _tap(device: Any) -> None:

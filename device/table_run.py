@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from device.table import TableProgram
+from rules.match_flow import Phase
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ArbiterButton", "run_table"]
+__all__ = ["ArbiterButton", "DeskBoard", "archive_journal", "run_table"]
 
 
 class ArbiterButton:
@@ -58,6 +59,63 @@ class ArbiterButton:
             self.program.arbiter("resume", at_ns)
 
 
+class DeskBoard:
+    """The rendered board of a desktop ``pegwatch run``, moved by keys.
+
+    ``g`` the codebreaker places a random guess in the next row, ``k`` the
+    codemaker marks it right, ``w`` marks it wrong, ``o`` opens or closes
+    the shield, ``h`` puts a hand over the last row or takes it away, ``n``
+    clears the board for the next game with a new random code.
+    """
+
+    KEYS = "g guess, k marks, w wrong marks, o shield, h hand, n new game"
+
+    def __init__(self, scene: Any, *, seed: int = 0) -> None:
+        import random
+
+        self.scene = scene
+        self.rng = random.Random(seed)
+        self.new_game()
+
+    def _code(self) -> tuple[str, ...]:
+        palette = list(self.scene.profile.palette)
+        return tuple(self.rng.choice(palette) for _ in range(self.scene.profile.holes))
+
+    def _row(self) -> int:
+        rows = [i for i, g in enumerate(self.scene.contents.guesses, start=1) if g is not None]
+        return rows[-1] if rows else 0
+
+    def new_game(self) -> None:
+        self.secret = self._code()
+        self.scene.new_game(self.secret)
+        self.scene.hand_over(None)
+
+    def guess(self) -> None:
+        row = self._row() + 1
+        if row <= self.scene.profile.rows:
+            self.scene.place_guess(row, self._code())
+
+    def marks(self, *, wrong: bool = False) -> None:
+        from rules.codes import score
+
+        row = self._row()
+        if row:
+            black, white = score(self.secret, self.scene.contents.guesses[row - 1])
+            if wrong:
+                black, white = (black + 1, max(0, white - 1)) if black < 3 else (black - 1, white + 1)
+            self.scene.place_keys(row, black, white)
+
+    def shield(self) -> None:
+        self.scene.shield(open_=not self.scene.contents.shield_open)
+
+    def hand(self) -> None:
+        self.scene.hand_over(None if self.scene.conditions.hand else max(1, self._row()))
+
+    def keys(self) -> dict[str, Any]:
+        return {"g": self.guess, "k": self.marks, "w": lambda: self.marks(wrong=True),
+                "o": self.shield, "h": self.hand, "n": self.new_game}
+
+
 def _camera_worker(cfg: Any, program_submit: Any) -> Any:
     """The vision worker for the configured camera, or None when it cannot start."""
     from device.vision_worker import VisionWorker
@@ -79,6 +137,7 @@ def _camera_worker(cfg: Any, program_submit: Any) -> Any:
             profile, reader, conditions = calibrated_reader(cfg.board)
             scene = Scene(profile, BoardContents.empty(profile), conditions)
             source = _SceneSource(scene, fps=cfg.vision.fps)
+            source.desk = DeskBoard(scene)
         else:
             logger.error("camera %s needs a calibration ([table] calibration)", cfg.camera)
             return None
@@ -113,6 +172,7 @@ class _SceneSource:
     def __init__(self, scene: Any, *, fps: float) -> None:
         self.scene = scene
         self.period = 1.0 / max(fps, 0.5)
+        self.desk: DeskBoard | None = None
 
     def read(self) -> tuple[Any, int]:
         time.sleep(self.period)
@@ -126,14 +186,22 @@ def run_table(
     journal: str | None = None,
     script: str | None = None,
     stdout: IO[str] | None = None,
+    new: bool = False,
 ) -> int:
-    """Run the table until ``quit`` (script), ``q`` (keyboard) or SIGTERM."""
+    """Run the table until ``quit`` (script), ``q`` (keyboard) or SIGTERM.
+
+    The journal is replayed first: a match in progress comes back paused.
+    ``new`` keeps the journal in use as ``NAME.N.sqlite`` and starts afresh.
+    """
     from device.config import load_config
 
     out = stdout if stdout is not None else sys.stdout
     cfg = load_config(config)
     journal_path = Path(journal) if journal is not None else cfg.journal
     journal_path.parent.mkdir(parents=True, exist_ok=True)
+    if new and journal_path.exists():
+        kept = archive_journal(journal_path)
+        print(f"previous journal kept as {kept}", file=out, flush=True)
 
     def say(line: str) -> None:
         print(line, file=out, flush=True)
@@ -142,6 +210,8 @@ def run_table(
         journal_path, players=cfg.players, rules=cfg.rules, clock=cfg.clock,
         on_line=say if script is None else None,
     )
+    if program.flow.phase is Phase.MATCH_OVER:
+        say(f"the match in {journal_path} is over; start a new one with --new")
     try:
         try:
             program.journal.set_meta("config", cfg.snapshot())
@@ -152,6 +222,22 @@ def run_table(
         return _run_interactive(program, cfg, say)
     finally:
         program.close()
+
+
+def archive_journal(path: Path) -> Path:
+    """Rename ``path`` (and its WAL files) to the first free ``NAME.N.sqlite``."""
+    n = 1
+    while True:
+        kept = path.with_name(f"{path.stem}.{n}{path.suffix}")
+        if not kept.exists():
+            break
+        n += 1
+    for suffix in ("-wal", "-shm"):
+        side = Path(str(path) + suffix)
+        if side.exists():
+            side.rename(Path(str(kept) + suffix))
+    path.rename(kept)
+    return kept
 
 
 def _run_script(program: TableProgram, script: str, out: IO[str]) -> int:
@@ -217,9 +303,14 @@ def _run_interactive(program: TableProgram, cfg: Any, say: Any) -> int:
     if cfg.simulated:
         from device.keyboard import KeyboardPins
 
-        keyboard = KeyboardPins(hardware, on_quit=stop.set, on_confirm=lambda: arbiter.short(time.monotonic_ns()))
+        desk = getattr(worker.source, "desk", None) if worker is not None else None
+        keyboard = KeyboardPins(hardware, on_quit=stop.set,
+                                on_confirm=lambda: arbiter.short(time.monotonic_ns()),
+                                extra=desk.keys() if desk is not None else None)
         keyboard.start()
         say("keys: a / l player buttons, space arbiter, c confirm a row, q quit")
+        if desk is not None:
+            say(f"the rendered board: {DeskBoard.KEYS}")
     watchdog.ready("table running")
     try:
         while not stop.is_set():

@@ -674,7 +674,10 @@ def make_reference(
 ) -> CornersReference:
     """Capture the board-moved reference from a calibration frame (no hand over the board)."""
     _check_frame(frame)
-    fit = measure_grid(profile, frame, _corners_h(profile, corners_px))
+    return _reference_from_fit(measure_grid(profile, frame, _corners_h(profile, corners_px)))
+
+
+def _reference_from_fit(fit: GridFit) -> CornersReference:
     return CornersReference(
         tuple((float(a), float(b)) for a, b in np.nan_to_num(fit.row_shift_mm)),
         tuple(float(c) for c in fit.row_contrast),
@@ -686,7 +689,7 @@ class FixedCornersLocaliser:
     """Homography from four board corners picked once (TL, TR, BR, BL in image px).
 
     Every ``locate`` checks the hole pattern against the ``reference``
-    captured at calibration (or, without one, against the corners' own fit):
+    captured at calibration (or, without one, against the first clear frame):
     when it has moved by :data:`MOVED_MM` or more anywhere on the board the
     result is not ok, with "board moved, recalibrate". Rows covered by a hand
     give no clear answer and are left out of the check, so hands and pegs do
@@ -714,29 +717,46 @@ class FixedCornersLocaliser:
             raise LocalisationError(
                 f"corners reference has {len(reference.row_shift_mm)} rows; board {profile.name} has {profile.rows}"
             )
-        self.reference = reference
+        self.reference: CornersReference | None = None
         self.check = check
         if reference is not None:
-            # The reference knows where the holes really were relative to the
-            # picked corners: fit to those so that clicks a little off and
-            # lens distortion do not shift every reading.
-            ref_fit = GridFit(
-                np.array(reference.row_shift_mm, dtype=np.float64),
-                np.array(reference.row_contrast, dtype=np.float64),
-                np.array([np.mean(profile.hole_centres_mm(r) + profile.key_centres_mm(r), axis=0) for r in range(1, profile.rows + 1)]),
-                reference.strength,
-            )
-            got = _fit_to_shifts(profile, self.image_to_board, ref_fit)
-            if got is not None:
-                self.image_to_board = got[0]
+            self._adopt(reference)
+
+    def _adopt(self, reference: CornersReference) -> None:
+        """Take ``reference`` as the calibrated state of the board.
+
+        The reference knows where the holes really were relative to the
+        picked corners: the fit moves onto them, so that clicks a little off
+        and lens distortion do not shift every reading.
+        """
+        p = self.profile
+        self.reference = reference
+        ref_fit = GridFit(
+            np.array(reference.row_shift_mm, dtype=np.float64),
+            np.array(reference.row_contrast, dtype=np.float64),
+            np.array([np.mean(p.hole_centres_mm(r) + p.key_centres_mm(r), axis=0) for r in range(1, p.rows + 1)]),
+            reference.strength,
+        )
+        got = _fit_to_shifts(p, self._corners_only, ref_fit)
+        self.image_to_board = self._corners_only if got is None else got[0]
 
     def locate(self, frame: NDArray[np.uint8]) -> Localisation:
-        """The fixed fit, checked against the hole pattern."""
+        """The fixed fit, checked against the hole pattern.
+
+        Without a reference, the first frame in which most rows answer
+        clearly becomes the reference (the board is taken to be where the
+        corners were picked at that moment).
+        """
         _check_frame(frame)
-        h = self.image_to_board
         if not self.check:
-            return Localisation(True, self.method, h, None, 0.5, size_mm=self.profile.size_mm)
+            return Localisation(True, self.method, self.image_to_board, None, 0.5, size_mm=self.profile.size_mm)
         fit = measure_grid(self.profile, frame, self._corners_only)
+        if self.reference is None and fit.clear_rows.sum() >= max(2, self.profile.rows // 2):
+            disp0 = fit.max_displacement(self.profile)
+            if not math.isnan(disp0) and disp0 < 3 * MOVED_MM:
+                self._adopt(_reference_from_fit(fit))
+                logger.info("board-moved reference taken from the first clear frame")
+        h = self.image_to_board
         if self.reference is not None:
             base = np.array(self.reference.row_shift_mm)
             usable = np.array(self.reference.row_contrast) >= MIN_ROW_CONTRAST

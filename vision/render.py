@@ -263,38 +263,56 @@ class Conditions:
         return replace(self, **changes)  # type: ignore[arg-type]
 
 
+def _ellipse(cx: float, cy: float, rx: float, ry: float, ang: float, n: int = 16) -> Polygon:
+    ca, sa = math.cos(ang), math.sin(ang)
+    return tuple(
+        (cx + rx * math.cos(t) * ca - ry * math.sin(t) * sa, cy + rx * math.cos(t) * sa + ry * math.sin(t) * ca)
+        for t in np.linspace(0, 2 * math.pi, n, endpoint=False)
+    )
+
+
 def _hand_polygons(
-    profile: BoardProfile, rng: np.random.Generator, rows: tuple[int, int], reach_mm: float
+    profile: BoardProfile, rng: np.random.Generator, rows: tuple[int, int], reach: float
 ) -> tuple[Polygon, ...]:
-    """A hand reaching over rows[0]..rows[1] from the near or far long edge, arm to outside the frame."""
-    h = profile.size_mm[1]
+    """A hand reaching over rows[0]..rows[1] from the near or far long edge, arm to outside the frame.
+
+    Fingers (with gaps between them), palm, thumb and arm, in board mm. The
+    fingertips get ``reach`` (0..1) of the way across the holes.
+    """
+    ys = [y for r in rows for _x, y in profile.hole_centres_mm(r) + profile.key_centres_mm(r)]
+    y_lo, y_hi = min(ys) - 3.0, max(ys) + 3.0
     x0 = profile.row_box_mm(rows[0])[0]
     b1 = profile.row_box_mm(rows[1])
     x1 = b1[0] + b1[2]
-    cx = (x0 + x1) / 2
+    cx = (x0 + x1) / 2 + rng.uniform(-5, 5)
     from_below = bool(rng.random() < 0.6)
-    half_w = max(22.0, (x1 - x0) / 2)
-    tip = h - reach_mm if from_below else reach_mm
-    direction = 1.0 if from_below else -1.0
-    # The hand: an ellipse whose near end is the fingertips at `tip`.
-    length = 95.0
-    hcx, hcy = cx + rng.uniform(-5, 5), tip + direction * length / 2
+    d = 1.0 if from_below else -1.0  # direction from the fingertips to the wrist
+    tip = y_hi - reach * (y_hi - y_lo) if from_below else y_lo + reach * (y_hi - y_lo)
     ang = math.radians(rng.uniform(-20, 20))
-    pts: list[Point] = []
-    for t in np.linspace(0, 2 * math.pi, 20, endpoint=False):
-        ex, ey = half_w * math.cos(t), (length / 2) * math.sin(t)
-        pts.append((hcx + ex * math.cos(ang) - ey * math.sin(ang), hcy + ex * math.sin(ang) + ey * math.cos(ang)))
-    hand = tuple(pts)
-    # The arm: a wide band from the wrist to far outside the image.
-    far = hcy + direction * 500.0
-    sx = math.tan(ang) * -500.0 * direction
-    arm = (
-        (hcx - half_w * 0.8, hcy),
-        (hcx + half_w * 0.8, hcy),
-        (hcx + sx + half_w * 1.1, far),
-        (hcx + sx - half_w * 1.1, far),
-    )
-    return (hand, arm)
+    ca, sa = math.cos(ang), math.sin(ang)
+
+    def at(u: float, v: float) -> Point:
+        # u across the hand, v from the fingertips towards the wrist.
+        return (cx + u * ca - d * v * sa, tip + u * sa + d * v * ca)
+
+    palm_w = max(40.0, min(90.0, x1 - x0)) * rng.uniform(0.9, 1.1)
+    finger_len = rng.uniform(55, 75)
+    polys: list[Polygon] = []
+    # Four fingers, slightly spread, the middle ones longest.
+    for k, (frac, length) in enumerate(((-0.375, 0.85), (-0.125, 1.0), (0.125, 0.95), (0.375, 0.78))):
+        u = frac * palm_w + (k - 1.5) * rng.uniform(0.0, 2.0)
+        fl = finger_len * length
+        fx, fy = at(u, finger_len - fl / 2)
+        polys.append(_ellipse(fx, fy, palm_w / 8.0, fl / 2 + 4, ang + rng.uniform(-0.06, 0.06)))
+    px, py = at(0.0, finger_len + 40.0)
+    polys.append(_ellipse(px, py, palm_w / 2, 48.0, ang, 20))
+    tx, ty = at(-d * 0.62 * palm_w if rng.random() < 0.5 else d * 0.62 * palm_w, finger_len + 35.0)
+    polys.append(_ellipse(tx, ty, palm_w / 7, 30.0, ang + d * 0.5, 12))
+    # The arm: a band from the wrist to far outside the image.
+    w0, w1 = at(-palm_w * 0.42, finger_len + 80.0), at(palm_w * 0.42, finger_len + 80.0)
+    e0, e1 = at(-palm_w * 0.6, finger_len + 600.0), at(palm_w * 0.6, finger_len + 600.0)
+    polys.append((w0, w1, e1, e0))
+    return tuple(polys)
 
 
 def random_conditions(
@@ -357,7 +375,7 @@ def random_conditions(
     if rng.random() < hp:
         r0 = int(rng.integers(1, p.rows + 1))
         r1 = min(p.rows, r0 + int(rng.integers(0, 3)))
-        c = replace(c, hand=_hand_polygons(p, rng, (r0, r1), reach_mm=u(10, p.size_mm[1] - 5)))
+        c = replace(c, hand=_hand_polygons(p, rng, (r0, r1), reach=u(0.1, 1.0)))
     if hard or med:
         loose = []
         for _ in range(int(rng.integers(0, 5 if hard else 3))):
@@ -936,8 +954,11 @@ def render(profile: BoardProfile, contents: BoardContents, conditions: Condition
     # Beyond the texture lies more table: continue its grain in image space.
     outside = (mx < 0) | (my < 0) | (mx > tex.shape[1] - 1) | (my > tex.shape[0] - 1)
     if outside.any():
-        y_mm = my[outside] / np.float32(ppm_y)
-        out[outside] = _table_colour(y_mm, table_phase)
+        # The grain depends on the texture row only: colour each row once.
+        rows = np.floor(my[outside]).astype(np.int64)
+        lo = int(rows.min())
+        lut = _table_colour(np.arange(lo, int(rows.max()) + 1, dtype=np.float32) / np.float32(ppm_y), table_phase)
+        out[outside] = lut[rows - lo]
 
     b2i = t2i @ b2t
     b2i = b2i / b2i[2, 2]

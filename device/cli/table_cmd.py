@@ -20,6 +20,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--config", metavar="FILE", help="table configuration (default: $PEGWATCH_CONFIG "
                    "or firmware_config/pegwatch.toml)")
     p.add_argument("--journal", metavar="FILE", help="journal file (default: from the configuration)")
+    p.add_argument("--new", action="store_true",
+                   help="start a new match: the journal in use is kept under a numbered name")
     p.add_argument("--script", metavar="FILE", help="read commands from FILE ('-' for stdin) "
                    "instead of the keyboard: 'press 0', 'arbiter resume', 'quit'; each is "
                    "acknowledged with 'ack SEQ' once journaled")
@@ -108,4 +110,4 @@ def _replay(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from device.table_run import run_table
 
-    return run_table(config=args.config, journal=args.journal, script=args.script)
+    return run_table(config=args.config, journal=args.journal, script=args.script, new=args.new)

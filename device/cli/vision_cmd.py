@@ -75,6 +75,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def load_image(path: str) -> NDArray[np.uint8]:
     """Read an image file as BGR; a clear error when it is missing or unreadable."""
     import cv2
+    import numpy as np
 
     p = Path(path)
     if not p.is_file():
@@ -82,7 +83,8 @@ def load_image(path: str) -> NDArray[np.uint8]:
     img = cv2.imread(str(p), cv2.IMREAD_COLOR)
     if img is None:
         raise VisionInputError(f"{path}: not a readable image")
-    return img  # type: ignore[no-any-return]
+    out: NDArray[np.uint8] = np.asarray(img, dtype=np.uint8)
+    return out
 
 
 def _load_json(path: str) -> Any:

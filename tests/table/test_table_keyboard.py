@@ -61,3 +61,29 @@ def test_arbiter_button_pauses_on_the_way_down_and_resumes_on_a_short_press(tabl
     assert not program.flow.paused
     actions = [e.payload["action"] for e in program.journal.events() if e.kind == "arbiter"]
     assert actions == ["pause", "resume"]
+
+
+def test_desk_board_keys_move_the_rendered_board(calibrated):
+    from device.demo import Scene
+    from device.table_run import DeskBoard
+    from rules.codes import score
+    from vision.render import BoardContents
+
+    profile, _, conditions = calibrated
+    scene = Scene(profile, BoardContents.empty(profile), conditions)
+    desk = DeskBoard(scene, seed=3)
+    keys = desk.keys()
+    assert scene.contents.shield_open and scene.contents.secret == desk.secret
+    keys["o"]()
+    keys["g"]()
+    keys["k"]()
+    guess = scene.contents.guesses[0]
+    assert guess is not None and scene.contents.keys[0] == tuple(score(desk.secret, guess))
+    keys["g"]()
+    keys["w"]()
+    second = scene.contents.guesses[1]
+    assert scene.contents.keys[1] != tuple(score(desk.secret, second))
+    keys["h"]()
+    assert scene.conditions.hand is not None
+    keys["n"]()
+    assert scene.contents.guesses[0] is None

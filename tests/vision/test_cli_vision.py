@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import cv2
 import pytest
@@ -101,7 +102,7 @@ def test_unreadable_image(files, tmp_path, capsys):
 
 def test_truth_length_mismatch(files, tmp_path, capsys):
     images, truths, _ = files
-    rec = json.loads(open(truths[0]).read())
+    rec = json.loads(Path(truths[0]).read_text())
     rec["rows"][1]["guess"].append("red")
     t = tmp_path / "t.json"
     t.write_text(json.dumps(rec))

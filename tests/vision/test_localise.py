@@ -185,3 +185,14 @@ def test_measure_grid_sees_a_shift(invicta):
     fit = measure_grid(invicta, out.image, shifted)
     assert fit.clear_rows.all()
     assert np.allclose(np.median(fit.row_shift_mm, axis=0), (-2.0, 1.0), atol=0.3)
+
+
+def test_fixed_corners_without_reference_take_the_first_clear_frame(invicta):
+    rng = np.random.default_rng(9)
+    base, out, corners = _corners_case(invicta, 9, rng)
+    loc = FixedCornersLocaliser(invicta, corners)
+    assert loc.reference is None
+    assert loc.locate(out.image).ok
+    assert loc.reference is not None
+    moved = render(invicta, out.contents, replace(base, board_offset_mm=(0.0, 3.0, 0.0)), seed=9)
+    assert loc.locate(moved.image).problem == BOARD_MOVED
