@@ -65,7 +65,7 @@ def read_hsv(
     at_ns: int = 0,
 ) -> BoardReading:
     """Read a located board with fixed HSV ranges (always confident)."""
-    code_px, _, key_px, _, _ = sampler.sample_groups(frame, image_to_board)
+    code_px, _, key_px, *_ = sampler.sample_groups(frame, image_to_board)
     code = classify_hsv(code_px.mean(axis=1))
     keys = classify_hsv(key_px.mean(axis=1))
     rows: list[RowReading] = []

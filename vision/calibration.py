@@ -293,14 +293,15 @@ def calibrate(
 #: mixing with the plastic around a peg. Key pegs are small, so more of
 #: their pixels mix with the plastic.
 CODE_FLOOR = (3.0, 2.5, 2.5, 4.0, 3.0, 3.0)
-KEY_FLOOR = (4.0, 3.0, 3.0, 5.0, 3.5, 3.5)
+KEY_FLOOR = (4.0, 3.0, 3.0, 5.0, 3.5, 3.5, 0.06)
 RELATIVE_L_SIGMA = 0.06
 CODE_MIX = 0.15
-KEY_MIX = 0.25
+KEY_MIX = 0.15
 CODE_GLARE = 0.03
 KEY_GLARE = 0.05
 #: Glare moves the disc towards the light's white and leaves the ring be.
 GLARE_TOWARDS = (100.0, 0.0, 0.0, float("nan"), float("nan"), float("nan"))
+KEY_GLARE_TOWARDS = (*GLARE_TOWARDS, float("nan"))
 
 
 def fit_colours(
@@ -331,7 +332,7 @@ def fit_colours(
     for f, truth, label in zip(feats, truths, labels, strict=True):
         for row in truth.rows:
             r = row.row - 1
-            if not all(f.cell_ok[list(sampler.row_cells[r])]):
+            if f.row_covered is not None and f.row_covered[r]:
                 logger.warning("%s: row %d looks covered; not used for calibration", label, row.row)
                 continue
             for j, h in enumerate(row.holes):
@@ -363,7 +364,8 @@ def fit_colours(
         glare_towards=GLARE_TOWARDS,
         glare_fraction=CODE_GLARE,
     )
-    key_model = _fit_keys(key_rows, profile, code_model, towards)
+    # Key features add the dark fraction of the window: plastic has none.
+    key_model = _fit_keys(key_rows, profile, code_model, [*towards, 0.0])
     return (float(plastic[0]), float(plastic[1]), float(plastic[2])), code_model, key_model
 
 
@@ -397,7 +399,7 @@ def _fit_keys(
     for c in classes:
         if c in means:
             continue
-        pure = [lab for lab, b, w in key_rows if (c == place and b == k) or (c == colour and w == k)
+        pure = [lab[:, :6] for lab, b, w in key_rows if (c == place and b == k) or (c == colour and w == k)
                 or (c == EMPTY and b + w == 0)]
         if not pure:
             raise CalibrationError(
@@ -405,11 +407,13 @@ def _fit_keys(
                 f"add a calibration row whose key holes all hold {c}"
             )
         means[c] = np.median(np.concatenate(pure), axis=0)
-    model = ColourModel.fit({c: means[c][None, :] for c in classes}, floor_sigma=(8.0,) * 6)
+    # The first arrangement uses the colour features only (the code model
+    # knows nothing of key windows); later ones the full key model.
+    model = ColourModel.fit({c: means[c][None, :6] for c in classes}, floor_sigma=(8.0,) * 6)
     for _ in range(3):
         samples: dict[str, list[NDArray[np.float64]]] = {c: [] for c in classes}
         for lab, b, w in key_rows:
-            labels = _best_arrangement(model, lab, classes, (b, w, k - b - w))
+            labels = _best_arrangement(model, lab[:, : model.dims], classes, (b, w, k - b - w))
             for x, lbl in zip(lab, labels, strict=True):
                 samples[lbl].append(x)
         model = ColourModel.fit(
@@ -418,7 +422,7 @@ def _fit_keys(
             relative_sigma=RELATIVE_L_SIGMA,
             mix_towards=towards,
             mix_fraction=KEY_MIX,
-            glare_towards=GLARE_TOWARDS,
+            glare_towards=KEY_GLARE_TOWARDS,
             glare_fraction=KEY_GLARE,
         )
     return model

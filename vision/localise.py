@@ -383,22 +383,6 @@ def _parabola(a: float, b: float, c: float) -> float:
     return float(np.clip(0.5 * (a - c) / den, -0.5, 0.5))
 
 
-def _correction(profile: BoardProfile, fit: GridFit) -> NDArray[np.float64] | None:
-    """A board-mm correction homography that moves the holes onto the pattern found."""
-    dx, dy, th = fit.motion()
-    if math.isnan(dx):
-        return None
-    c = fit.row_centre_mm[fit.clear_rows].mean(axis=0)
-    ca, sa = math.cos(th), math.sin(th)
-    # The pattern sits at R(th)(p - c) + c + t for a hole expected at p; the
-    # image point that the old fit called q is really board point R^-1(q - c - t) + c.
-    to_c = np.array([[1, 0, -c[0] - dx], [0, 1, -c[1] - dy], [0, 0, 1]], dtype=np.float64)
-    rot = np.array([[ca, sa, 0], [-sa, ca, 0], [0, 0, 1]], dtype=np.float64)
-    back = np.array([[1, 0, c[0]], [0, 1, c[1]], [0, 0, 1]], dtype=np.float64)
-    out: NDArray[np.float64] = back @ rot @ to_c
-    return out
-
-
 def _fit_to_shifts(
     profile: BoardProfile, image_to_board: NDArray[np.float64], fit: GridFit, *, parts: bool = True
 ) -> tuple[NDArray[np.float64], GridFit] | None:
@@ -852,6 +836,39 @@ class BestEffortLocaliser:
                 unique.append((score, quad))
         return unique
 
+    def _unalias(
+        self,
+        frame: NDArray[np.uint8],
+        h: NDArray[np.float64],
+        fit: GridFit,
+    ) -> tuple[NDArray[np.float64], GridFit]:
+        """Settle a fit that may sit one row or one hole off.
+
+        A regular grid also matches itself shifted by a whole pitch, except
+        at its ends: the hypothesis whose end rows find holes too wins. (The
+        secret row is left out here: shifted, it lands on the board's rim,
+        which looks like holes to the ring filter.)
+        """
+        p = self.profile
+        steps = [np.array(p.row_step_mm)]
+        if len(p.hole_offsets_mm) > 1:
+            steps.append(np.subtract(p.hole_offsets_mm[1], p.hole_offsets_mm[0]))
+
+        gray = np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame, dtype=np.uint8)
+        best_h, best_fit = h, fit
+        for step in steps:
+            # A shift along x shows on the left and right edges, along y on the others.
+            side = 0 if abs(step[0]) >= abs(step[1]) else 1
+            here = _outline_score(p, gray, best_h)[side]
+            for sign in (-1.0, 1.0):
+                dx, dy = sign * step
+                alt = np.array([[1, 0, dx], [0, 1, dy], [0, 0, 1]], dtype=np.float64) @ best_h
+                # Move only on clear evidence: the board's edge is a strong line.
+                if _outline_score(p, gray, alt)[side] > 1.25 * here:
+                    best_h, best_fit = alt, measure_grid(p, frame, alt, search_mm=2.0)
+                    break
+        return best_h, best_fit
+
     def _orderings(self, quad: NDArray[np.float64]) -> list[NDArray[np.float64]]:
         """The two ways round (TL, TR, BR, BL) that put the board's long side along its x."""
         c = quad.mean(axis=0)
@@ -896,6 +913,7 @@ class BestEffortLocaliser:
                     break
                 h2 = h3
                 fit2 = measure_grid(p, frame, h2, search_mm=2.0)
+            h2, fit2 = self._unalias(frame, h2, fit2)
             worst = _worst_residual(fit2)
             clear = float(np.mean(fit2.clear_rows))
             # Refuse rather than guess: the pattern must fit well over most rows.
@@ -910,6 +928,36 @@ class BestEffortLocaliser:
         if best is None:
             return _failed(self.method, NO_BOARD)
         return best[1]
+
+
+def _outline_score(
+    profile: BoardProfile, gray: NDArray[np.uint8], image_to_board: NDArray[np.float64]
+) -> tuple[float, float]:
+    """How strongly the board's edges show where ``image_to_board`` puts them: (left + right, top + bottom).
+
+    Each edge's gradient on the expected line is compared with lines 3 mm
+    inside and outside it; a fit off by a row or a hole has its edges on
+    bare plastic or tray.
+    """
+    ppm, m = 2.0, 6.0
+    w, h = profile.size_mm
+    rect = rectify_board(gray, image_to_board, profile.size_mm, px_per_mm=ppm, margin_mm=m).astype(np.float32)
+    gx = np.abs(cv2.Sobel(rect, cv2.CV_32F, 1, 0, ksize=3))
+    gy = np.abs(cv2.Sobel(rect, cv2.CV_32F, 0, 1, ksize=3))
+    off = round(3.0 * ppm)
+    ys = slice(round((m + 0.15 * h) * ppm), round((m + 0.85 * h) * ppm))
+    xs = slice(round((m + 0.15 * w) * ppm), round((m + 0.85 * w) * ppm))
+    sides = [0.0, 0.0]
+    for pos, along_x in ((m, True), (m + w, True), (m, False), (m + h, False)):
+        c = round(pos * ppm)
+
+        def line(k: int, along_x: bool = along_x) -> float:
+            if along_x:
+                return float(gx[ys, max(0, k - 1) : k + 2].max(axis=1).mean())
+            return float(gy[max(0, k - 1) : k + 2, xs].max(axis=0).mean())
+
+        sides[0 if along_x else 1] += line(c) / (0.5 * (line(c - off) + line(c + off)) + 1.0)
+    return sides[0], sides[1]
 
 
 def _check_frame(frame: NDArray[np.uint8]) -> None:

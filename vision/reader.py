@@ -63,6 +63,10 @@ IntArray = NDArray[np.intp]
 #: at the edges of the image (lens distortion), and the rim of a peg is shaded.
 CODE_DISC_FRACTION = 0.5
 KEY_DISC_FRACTION = 0.45
+#: The key window's radius (times the key head radius) and what counts as
+#: dark in it (times the plastic's brightness around it).
+KEY_WINDOW_FRACTION = 1.3
+DARK_FRACTION = 0.6
 #: The ring (fractions of the peg-head radius) whose colour tells an
 #: empty hole (bare plastic around a small dark hole) from a dark peg.
 RING_FRACTIONS = (0.76, 0.94)
@@ -75,7 +79,16 @@ RANK_HIGH = 0.50
 PLASTIC_CHROMA_RATIO = 1.35
 #: Brightness ratio to the plastic model outside which a cell is not a
 #: plausible shadow or highlight on bare plastic.
-PLASTIC_BRIGHTNESS_RANGE = (0.3, 2.2)
+PLASTIC_BRIGHTNESS_RANGE = (0.45, 2.0)
+#: Light on the board changes smoothly (gradients, soft shadows); an object
+#: over it makes a step. Neighbouring plastic cells of a row whose light
+#: differs by more than this ratio, or a cell whose own pixels spread like
+#: an edge across it, mean something lies over that row.
+PLASTIC_STEP_RATIO = 1.3
+#: A cell whose brightness spread (coefficient of variation) exceeds this
+#: many times the board's typical cell spread in the same frame straddles
+#: an edge.
+PLASTIC_EDGE_SPREAD = 3.0
 #: A channel whose median is this bright is clipped by the sensor: its true
 #: value is only known to be at least that. A clipped hole is classified by
 #: its best fit over the possible true values (linear-light factors below),
@@ -95,8 +108,9 @@ class Features:
     """Per-frame measurements, before classification.
 
     ``code``/``keys``: normalised features per hole, (n_code, 6) and
-    (n_key, 6): CIELAB of the inner disc, then CIELAB of the ring around
-    it (bare plastic around an empty hole, the peg's own rim otherwise). Code holes are ordered row by row (hole 1 first), then the
+    (n_key, 7): CIELAB of the inner disc, then CIELAB of the ring around
+    it (bare plastic around an empty hole, the peg's own rim otherwise);
+    key holes add the dark fraction of a window around them. Code holes are ordered row by row (hole 1 first), then the
     secret holes. ``cell_ok``: per plastic probe cell, whether it still
     looks like bare plastic. ``signatures``: per row appearance summary.
     ``plastic_linear``: the plastic model's mean linear BGR (for the
@@ -105,6 +119,9 @@ class Features:
     to be at least the measured one) while some other channel is not
     clipped; ``code_linear``/``key_linear``: the normalised linear BGR of
     the inner discs, from which the reader explores clipped values.
+    ``row_covered``: per row, whether its plastic shows something over it
+    (a cell that is not plastic-like, a step in the light between
+    neighbouring cells, or an edge across a cell).
     """
 
     code: FloatArray
@@ -116,6 +133,7 @@ class Features:
     key_clipped: NDArray[np.bool_] | None = None
     code_linear: FloatArray | None = None
     key_linear: FloatArray | None = None
+    row_covered: NDArray[np.bool_] | None = None
 
 
 def _disc_offsets(radius_px: float, inner_px: float = -1.0, step: int = 1) -> tuple[IntArray, IntArray]:
@@ -186,6 +204,15 @@ class BoardSampler:
         lo, hi = RING_FRACTIONS
         self.code_ring = _Points(self.code_centres_mm, s, *_disc_offsets(code_head * hi * s, code_head * lo * s))
         self.key_ring = _Points(self.key_centres_mm, s, *_disc_offsets(key_head * hi * s, key_head * lo * s))
+        # The key window: the peg head and some plastic around it, short of
+        # the next key hole. Its dark area tells a dark key peg (the whole
+        # head) from an empty key hole (the smaller hole only), wherever in
+        # the window they sit.
+        kpitch = _min_pitch(self.key_centres_mm[: profile.key_holes])
+        window = max(key_head * 1.1, min(key_head * KEY_WINDOW_FRACTION, kpitch - key_head - 0.3))
+        self.key_window = _Points(self.key_centres_mm, s, *_disc_offsets(window * s))
+        wd2 = self.key_window.dx**2 + self.key_window.dy**2
+        self._key_window_outer = wd2 >= (window * 0.88 * s) ** 2
         k = len(self.code_disc.dx)
         self._code_ranks = np.arange(int(k * RANK_LOW), max(int(k * RANK_HIGH), int(k * RANK_LOW) + 1))
         kk = len(self.key_disc.dx)
@@ -262,6 +289,23 @@ class BoardSampler:
         stride = 2 if cell_mm * s > 12 else 1
         self.cells = _Points(all_cells, s, *_square_offsets(max(region_half, 1.0) * s, stride))
         self.row_cells = tuple(tuple(sorted(set(c))) for c in row_cells)
+        # Neighbouring probe cells of each row (within 1.5 hole pitches or one
+        # row step): the light between them must change smoothly.
+        pa: list[int] = []
+        pb: list[int] = []
+        prow: list[int] = []
+        near = max(step_len, 1.5 * profile.code_hole_diameter_mm * 9 / 7) + 0.5
+        for r, cs in enumerate(self.row_cells):
+            for i, a in enumerate(cs):
+                for b in cs[i + 1 :]:
+                    if float(np.hypot(*(np.array(cell_centres[a]) - np.array(cell_centres[b])))) <= near:
+                        pa.append(a)
+                        pb.append(b)
+                        prow.append(r)
+        self._pair_a = np.array(pa, dtype=np.intp)
+        self._pair_b = np.array(pb, dtype=np.intp)
+        self._pair_row = np.array(prow, dtype=np.intp)
+        self._row_cell_matrix = _local_matrix(self.row_cells, profile.rows, len(all_cells)) > 0
         self.code_cells = tuple(tuple(c) for c in code_cells)
         self.key_cells = tuple(tuple(c) for c in key_cells)
         # Design matrices of the log-linear light model, in units of 100 mm.
@@ -272,7 +316,7 @@ class BoardSampler:
         self._key_local = _local_matrix(self.key_cells, len(key_centres), len(all_cells))
         # Every sample point of every group, in board mm, concatenated so
         # that one gather serves a whole read.
-        groups = (self.code_disc, self.code_ring, self.key_disc, self.key_ring, self.cells)
+        groups = (self.code_disc, self.code_ring, self.key_disc, self.key_ring, self.cells, self.key_window)
         self._shapes = tuple((len(g.cx), len(g.dx)) for g in groups)
         pts = [
             np.stack(
@@ -335,12 +379,20 @@ class BoardSampler:
     def sample_groups(
         self, frame: NDArray[np.uint8], image_to_board: NDArray[np.float64]
     ) -> tuple[NDArray[np.uint8], ...]:
-        """The raw samples: code discs, code rings, key discs, key rings, plastic cells.
+        """The raw samples: code discs, code rings, key discs, key rings, plastic cells, key windows.
 
         Each is (n, K, 3) BGR; code holes row by row then the secret.
         """
         idx = self.frame_indices(image_to_board, frame.shape)
         return self._split(frame.reshape(-1, 3)[idx])
+
+    def _dark_area(self, win: NDArray[np.uint8]) -> FloatArray:
+        """Per key hole: the fraction of its window darker than the plastic around it."""
+        lum = win.astype(np.float32).sum(axis=2)
+        outer = lum[:, self._key_window_outer]
+        plastic = np.median(outer, axis=1)
+        out: FloatArray = np.mean(lum < DARK_FRACTION * plastic[:, None], axis=1).astype(np.float64)
+        return out
 
     def _split(self, samples: NDArray[np.uint8]) -> tuple[NDArray[np.uint8], ...]:
         parts: list[NDArray[np.uint8]] = []
@@ -351,7 +403,7 @@ class BoardSampler:
         return tuple(parts)
 
     def _measure(self, samples: NDArray[np.uint8], plastic_ref: Sequence[float] | None) -> Features:
-        code_px, code_ring, key_px, key_ring, cell_px = self._split(samples)
+        code_px, code_ring, key_px, key_ring, cell_px, key_win = self._split(samples)
         cell_med = cell_px.mean(axis=1)
         code_med = _trimmed_median(code_px, self._code_ranks)
         key_med = _trimmed_median(key_px, self._key_ranks)
@@ -369,6 +421,14 @@ class BoardSampler:
         chroma = ratio.max(axis=1) / np.maximum(ratio.min(axis=1), 1e-6)
         lo, hi = PLASTIC_BRIGHTNESS_RANGE
         cell_ok = (chroma <= PLASTIC_CHROMA_RATIO) & (grey >= lo) & (grey <= hi)
+        lum = cell_px.astype(np.float32).sum(axis=2)
+        spread = lum.std(axis=1) / np.maximum(lum.mean(axis=1), 1.0)
+        typical = float(np.median(spread)) + 0.01
+        cell_ok &= spread <= PLASTIC_EDGE_SPREAD * typical
+        log_grey = np.log(np.maximum(grey, 1e-6))
+        step = np.abs(log_grey[self._pair_a] - log_grey[self._pair_b]) > np.log(PLASTIC_STEP_RATIO)
+        row_covered = ~np.all(np.where(self._row_cell_matrix, cell_ok[None, :], True), axis=1)
+        row_covered[self._pair_row[step]] = True
 
         # Local grey shading from the plastic-like cells beside each hole.
         shade_log = np.where(cell_ok, np.log(np.clip(grey, lo, hi)), 0.0)
@@ -390,7 +450,7 @@ class BoardSampler:
         signatures = np.concatenate([code_mean, key_mean], axis=1)
         return Features(
             np.concatenate([code_lab, code_ring_lab], axis=1),
-            np.concatenate([key_lab, key_ring_lab], axis=1),
+            np.concatenate([key_lab, key_ring_lab, self._dark_area(key_win)[:, None]], axis=1),
             cell_ok,
             signatures,
             mean_plastic,
@@ -398,6 +458,7 @@ class BoardSampler:
             _clipped(key_med),
             code_lin * ref / code_light,
             key_lin * ref / key_light,
+            row_covered,
         )
 
 
@@ -406,6 +467,14 @@ def _clipped(med: FloatArray) -> NDArray[np.bool_]:
     sat = med >= CLIP_LEVEL
     out: NDArray[np.bool_] = sat & (med.min(axis=1) < CLIP_LEVEL - 15)[:, None]
     return out
+
+
+def _min_pitch(points: FloatArray) -> float:
+    if len(points) < 2:
+        return float("inf")
+    d = np.linalg.norm(points[:, None, :] - points[None, :, :], axis=2)
+    d[d == 0] = np.inf
+    return float(d.min())
 
 
 def _design(points_mm: FloatArray) -> FloatArray:
@@ -525,7 +594,7 @@ class BoardReader:
         rows: list[RowReading] = []
         n_k = p.key_holes
         for r in range(p.rows):
-            occluded = not bool(np.all(f.cell_ok[list(self.sampler.row_cells[r])])) if self.sampler.row_cells[r] else False
+            occluded = bool(f.row_covered[r]) if f.row_covered is not None else False
             if occluded:
                 rows.append(unreadable_row(r + 1, p.holes, n_k, ROW_OCCLUDED))
                 continue

@@ -711,7 +711,8 @@ def _draw_texture(
     tw, th = round((w + 2 * (m + table)) * ppm), round((h + 2 * (m + table)) * ppm)
     tex = np.empty((th, tw, 3), dtype=np.uint8)
     # The table: wood with soft grain along x.
-    tex[:] = _table_colour(np.arange(th, dtype=np.float32) / np.float32(ppm), table_phase)[:, None, :]
+    column = _table_colour(np.arange(th, dtype=np.float32) / np.float32(ppm), table_phase)[:, None, :]
+    tex[:] = cv2.resize(column, (tw, th), interpolation=cv2.INTER_NEAREST)
     cv = _Canvas(tex, ppm, origin)
     tray_bgr = tuple(float(v) for v in p.render.tray_rgb[::-1])
     tray_pts = np.array([[-m, -m], [w + m, -m], [w + m, h + m], [-m, h + m]], dtype=np.float64)
@@ -811,9 +812,21 @@ def _draw_texture(
 
 @lru_cache(maxsize=8)
 def _remap_maps(
-    width: int, height: int, focal: float, k1: float, hm_bytes: bytes, origin: Point, ppm: float
-) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
-    """For each output (distorted) pixel, where to sample the texture."""
+    width: int,
+    height: int,
+    focal: float,
+    k1: float,
+    hm_bytes: bytes,
+    origin: Point,
+    ppm: float,
+    tex_size: tuple[int, int],
+) -> tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.intp], NDArray[np.int64]]:
+    """For each output (distorted) pixel, where to sample the texture.
+
+    Also the flat indices of the pixels that fall outside the texture (more
+    table) and the texture row each of them would be in. Cached: a static
+    camera (the demo) computes this once.
+    """
     hm = np.frombuffer(hm_bytes, dtype=np.float64).reshape(3, 3)
     inv = np.linalg.inv(hm).astype(np.float32)
     cx, cy = width / 2.0, height / 2.0
@@ -841,9 +854,12 @@ def _remap_maps(
     mx = ((bx - origin[0]) * ppm).astype(np.float32)
     my = ((by - origin[1]) * ppm).astype(np.float32)
     big = (gw * step, gh * step)
-    mxb = cv2.resize(mx, big, interpolation=cv2.INTER_LINEAR)
-    myb = cv2.resize(my, big, interpolation=cv2.INTER_LINEAR)
-    return np.ascontiguousarray(mxb[:height, :width]), np.ascontiguousarray(myb[:height, :width])
+    mxb = np.ascontiguousarray(cv2.resize(mx, big, interpolation=cv2.INTER_LINEAR)[:height, :width])
+    myb = np.ascontiguousarray(cv2.resize(my, big, interpolation=cv2.INTER_LINEAR)[:height, :width])
+    tw, th = tex_size
+    outside = np.flatnonzero((mxb < 0) | (myb < 0) | (mxb > tw - 1) | (myb > th - 1))
+    rows = np.floor(myb.ravel()[outside]).astype(np.int64)
+    return mxb, myb, outside, rows
 
 
 def _light_field(p: BoardProfile, c: Conditions, t2i: NDArray[np.float64]) -> NDArray[np.float32]:
@@ -947,18 +963,16 @@ def render(profile: BoardProfile, contents: BoardContents, conditions: Condition
     th, tw = (cv.img.shape[0] // factor) * factor, (cv.img.shape[1] // factor) * factor
     tex = cv2.resize(cv.img[:th, :tw], (tw // factor, th // factor), interpolation=cv2.INTER_AREA)
     ppm_x = ppm_y = ss_ppm / factor
-    mx, my = _remap_maps(c.width, c.height, c.focal_px, c.k1, t2i.tobytes(), cv.origin, 1.0)
-    mx = mx * np.float32(ppm_x)
-    my = my * np.float32(ppm_y)
+    mx, my, outside, rows = _remap_maps(
+        c.width, c.height, c.focal_px, c.k1, t2i.tobytes(), cv.origin, ppm_x, (tex.shape[1], tex.shape[0])
+    )
     out = cv2.remap(tex, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     # Beyond the texture lies more table: continue its grain in image space.
-    outside = (mx < 0) | (my < 0) | (mx > tex.shape[1] - 1) | (my > tex.shape[0] - 1)
-    if outside.any():
+    if len(outside):
         # The grain depends on the texture row only: colour each row once.
-        rows = np.floor(my[outside]).astype(np.int64)
         lo = int(rows.min())
         lut = _table_colour(np.arange(lo, int(rows.max()) + 1, dtype=np.float32) / np.float32(ppm_y), table_phase)
-        out[outside] = lut[rows - lo]
+        out.reshape(-1, 3)[outside] = lut[rows - lo]
 
     b2i = t2i @ b2t
     b2i = b2i / b2i[2, 2]

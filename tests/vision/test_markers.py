@@ -119,3 +119,36 @@ def test_detection_on_a_rendered_photo_at_half_size():
     gray = cv2.cvtColor(out.image, cv2.COLOR_BGR2GRAY)
     small = cv2.resize(gray, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
     assert sorted(f.id for f in detect_markers(small, p.aruco_dictionary)) == [4, 5, 6, 7]
+
+
+def test_the_old_functional_aruco_api_of_opencv_4_6_works(monkeypatch):
+    """Raspberry Pi OS Bookworm ships OpenCV 4.6: no ArucoDetector, no generateImageMarker.
+
+    The old functions are emulated here with the new ones, so that the
+    feature-detecting branches run.
+    """
+    import types
+
+    from vision import markers
+
+    real = cv2.aruco
+    old = types.SimpleNamespace(
+        DICT_4X4_50=real.DICT_4X4_50,
+        CORNER_REFINE_SUBPIX=real.CORNER_REFINE_SUBPIX,
+        Dictionary_get=real.getPredefinedDictionary,
+        DetectorParameters_create=real.DetectorParameters,
+        drawMarker=real.generateImageMarker,
+        detectMarkers=lambda gray, d, parameters: real.ArucoDetector(d, parameters).detectMarkers(gray),
+    )
+    for cached in (markers.get_dictionary, markers._marker_bits, markers._detector):
+        cached.cache_clear()
+    monkeypatch.setattr(cv2, "aruco", old)
+    try:
+        canvas = np.full((200, 200), 255, np.uint8)
+        img = marker_image("DICT_4X4_50", 5, 96, quiet_zone=True)
+        canvas[40 : 40 + img.shape[0], 40 : 40 + img.shape[1]] = img
+        assert [f.id for f in detect_markers(canvas, "DICT_4X4_50")] == [5]
+    finally:
+        monkeypatch.undo()
+        for cached in (markers.get_dictionary, markers._marker_bits, markers._detector):
+            cached.cache_clear()
