@@ -9,6 +9,13 @@ A long arbiter press opens it (the clock is paused first). Inside it:
   player; a long arbiter press goes back to the items.
 * **preset** -- a short arbiter press steps through the presets, a long
   press loads the one shown and goes back to the items.
+* **entry** (ENTER ROW, ENTER SECRET; offered only while the owner has set
+  an :class:`EntryTarget` for them) -- the arbiter enters a row by hand:
+  the first player's button cycles the value of the field shown (a hole's
+  colour, then the black and white counts), the second player's button
+  moves to the next field, a short arbiter press commits it (an
+  "enter_row" action; the menu closes) and a long press cancels (back to
+  the items).
 
 Pure: it returns :class:`MenuAction` values and touches no hardware.
 """
@@ -16,12 +23,17 @@ Pure: it returns :class:`MenuAction` values and touches no hardware.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from device.display.model import EntryCell
+from rules.codes import EMPTY
 
 
 class MenuItem(enum.Enum):
     BACK = "BACK"
+    ENTER_ROW = "ENTER ROW"
+    ENTER_SECRET = "ENTER SECRET"
     ADJUST = "ADJUST"
     UNDO = "UNDO"
     PRESET = "PRESET"
@@ -33,24 +45,189 @@ class MenuMode(enum.Enum):
     ITEMS = "items"
     ADJUST = "adjust"
     PRESET = "preset"
+    ENTRY = "entry"
+
+
+#: The items a bare clock offers (ENTER ROW / ENTER SECRET need a target).
+CLOCK_ITEMS = (MenuItem.BACK, MenuItem.ADJUST, MenuItem.UNDO, MenuItem.PRESET, MenuItem.MUTE)
+
+
+def short_names(palette: Sequence[str]) -> dict[str, str]:
+    """Upper-case labels for colour names, three letters or more, all distinct.
+
+    >>> short_names(["red", "blue", "black", "empty"])
+    {'red': 'RED', 'blue': 'BLU', 'black': 'BLA', 'empty': '--'}
+    """
+    names = {c: "--" for c in palette if c == EMPTY}
+    colours = [c for c in palette if c != EMPTY]
+    for colour in colours:
+        n = 3
+        while n < len(colour) and any(
+            o != colour and o[:n].upper() == colour[:n].upper() for o in colours
+        ):
+            n += 1
+        names[colour] = colour[:n].upper()
+    return {c: names[c] for c in palette}
+
+
+@dataclass(frozen=True)
+class EntryTarget:
+    """A row the arbiter may enter by hand (``row`` 0 is the secret).
+
+    ``palette`` is what a hole may hold (the board's colour names, plus
+    ``"empty"`` where blanks are allowed). ``guess``, ``black`` and
+    ``white`` are where the fields start (what is known, e.g. the holes the
+    camera did read; ``None``: nothing, and no marks yet); ``edit_guess``
+    and ``edit_marks`` say which halves the arbiter enters (the other is
+    shown, fixed, when known). ``correction`` marks a row
+    already read, entered again in a dispute.
+    """
+
+    game: int
+    row: int
+    holes: int
+    palette: tuple[str, ...]
+    guess: tuple[str, ...] | None = None
+    black: int | None = None
+    white: int | None = None
+    edit_guess: bool = True
+    edit_marks: bool = False
+    correction: bool = False
+
+    def __post_init__(self) -> None:
+        if self.holes < 1 or not self.palette:
+            raise ValueError("an entry needs at least one hole and one colour")
+
+    @property
+    def is_secret(self) -> bool:
+        return self.row == 0
+
+    @property
+    def title(self) -> str:
+        return "SECRET" if self.is_secret else f"ROW {self.row}"
+
+
+@dataclass(frozen=True)
+class RowEntry:
+    """A row being entered: immutable, each button gives a new one.
+
+    Fields are numbered holes first (0 .. holes-1), then black, then white;
+    only the editable ones are visited.
+    """
+
+    target: EntryTarget
+    guess: tuple[str, ...]
+    black: int
+    white: int
+    field: int
+
+    @classmethod
+    def start(cls, target: EntryTarget) -> RowEntry:
+        """The entry at its first editable field, holes filled from the target
+        (a hole the camera could not read starts at the first colour)."""
+        known = target.guess or ()
+        guess = tuple(
+            known[i] if i < len(known) and known[i] in target.palette else target.palette[0]
+            for i in range(target.holes)
+        )
+        black = min(max(target.black or 0, 0), target.holes)
+        white = min(max(target.white or 0, 0), target.holes - black)
+        entry = cls(target, guess, black, white, 0)
+        fields = entry.editable_fields()
+        return replace(entry, field=fields[0] if fields else 0)
+
+    def editable_fields(self) -> tuple[int, ...]:
+        holes = self.target.holes
+        out: list[int] = []
+        if self.target.edit_guess:
+            out.extend(range(holes))
+        if self.target.edit_marks and not self.target.is_secret:
+            out.extend((holes, holes + 1))
+        return tuple(out)
+
+    def cycle(self) -> RowEntry:
+        """The next value of the current field (wrapping round)."""
+        holes = self.target.holes
+        if self.field not in self.editable_fields():
+            return self
+        if self.field < holes:
+            palette = self.target.palette
+            colour = palette[(palette.index(self.guess[self.field]) + 1) % len(palette)]
+            guess = (*self.guess[: self.field], colour, *self.guess[self.field + 1 :])
+            return replace(self, guess=guess)
+        if self.field == holes:
+            black = (self.black + 1) % (holes + 1)
+            return replace(self, black=black, white=min(self.white, holes - black))
+        return replace(self, white=(self.white + 1) % (holes - self.black + 1))
+
+    def next_field(self) -> RowEntry:
+        """Move to the next editable field (after the last, the first again)."""
+        fields = self.editable_fields()
+        if not fields:
+            return self
+        later = [f for f in fields if f > self.field]
+        return replace(self, field=later[0] if later else fields[0])
+
+    def fields(self) -> tuple[tuple[EntryCell, ...], tuple[EntryCell, ...]]:
+        """The holes and the marks (none for the secret) as the display shows them."""
+        names = short_names(self.target.palette)
+        editable = set(self.editable_fields())
+        holes = tuple(
+            EntryCell(names.get(c, c[:3].upper()), i == self.field, i in editable)
+            for i, c in enumerate(self.guess)
+        )
+        if self.target.is_secret or not (self.target.edit_marks or self.target.black is not None):
+            return holes, ()  # no marks on the board yet
+        h = self.target.holes
+        marks = (
+            EntryCell(f"{self.black}B", self.field == h, h in editable),
+            EntryCell(f"{self.white}W", self.field == h + 1, h + 1 in editable),
+        )
+        return holes, marks
+
+    def text(self) -> str:
+        """One line, the current field in brackets: ``ROW 5 [RED] GRE BLU YEL 2B 1W``."""
+        holes, marks = self.fields()
+        cells = " ".join(f"[{f.text}]" if f.current else f.text for f in (*holes, *marks))
+        return f"{self.target.title} {cells}"
+
+    def payload(self) -> dict[str, object]:
+        """The ``arbiter`` event that commits this entry (``by`` is added by the table)."""
+        t = self.target
+        if t.is_secret:
+            return {"action": "confirm_secret", "game": t.game, "code": list(self.guess)}
+        out: dict[str, object] = {"action": "confirm_row", "game": t.game, "row": t.row, "hand": True}
+        if t.edit_guess:
+            out["guess"] = list(self.guess)
+        if t.edit_marks:
+            out["black"] = self.black
+            out["white"] = self.white
+        return out
 
 
 @dataclass(frozen=True)
 class MenuAction:
     """What the arbiter chose: ``kind`` is one of "close", "adjust",
-    "undo", "preset" or "mute"."""
+    "undo", "preset", "mute", "enter_row" (``entry`` is the row entered)
+    or "cancel_entry"."""
 
     kind: str
     player: int | None = None
     delta_ns: int = 0
     preset: int | None = None
+    entry: RowEntry | None = None
 
 
 DEFAULT_STEPS_S = (10, 1, -1, -10, 60, -60)
 
 
 class ArbiterMenu:
-    """State machine of the arbiter menu (see the module docstring)."""
+    """State machine of the arbiter menu (see the module docstring).
+
+    ``items`` are the items offered, in order (default: those of a bare
+    clock). ENTER ROW and ENTER SECRET appear only while :attr:`targets`
+    holds a target for them; the owner keeps that mapping current.
+    """
 
     def __init__(
         self,
@@ -58,14 +235,20 @@ class ArbiterMenu:
         players: int,
         presets: Sequence[str] = (),
         steps_s: Sequence[int] = DEFAULT_STEPS_S,
+        items: Sequence[MenuItem] = CLOCK_ITEMS,
     ) -> None:
         if not steps_s:
             raise ValueError("steps_s must not be empty")
+        if MenuItem.BACK not in items:
+            raise ValueError("the menu needs a BACK item")
         self.players = players
         self.presets = tuple(presets)
         self.steps_s = tuple(steps_s)
+        self.items = tuple(items)
+        self.targets: Mapping[MenuItem, EntryTarget] = {}
         self.mode = MenuMode.CLOSED
-        self._item = 0
+        self.entry: RowEntry | None = None
+        self._item = MenuItem.BACK
         self._step = 0
         self._preset = 0
 
@@ -73,9 +256,14 @@ class ArbiterMenu:
     def is_open(self) -> bool:
         return self.mode is not MenuMode.CLOSED
 
+    def offered(self) -> tuple[MenuItem, ...]:
+        """The items offered now (an entry item only with a target)."""
+        entries = (MenuItem.ENTER_ROW, MenuItem.ENTER_SECRET)
+        return tuple(i for i in self.items if i not in entries or i in self.targets)
+
     @property
     def item(self) -> MenuItem:
-        return list(MenuItem)[self._item]
+        return self._item if self._item in self.offered() else MenuItem.BACK
 
     @property
     def step_ns(self) -> int:
@@ -83,19 +271,26 @@ class ArbiterMenu:
 
     def open(self) -> None:
         self.mode = MenuMode.ITEMS
-        self._item = 0
+        self._item = MenuItem.BACK
+        self.entry = None
 
     def close(self) -> None:
         self.mode = MenuMode.CLOSED
+        self.entry = None
 
     def short(self) -> list[MenuAction]:
         """A short arbiter press inside the menu."""
         if self.mode is MenuMode.ITEMS:
-            self._item = (self._item + 1) % len(MenuItem)
+            offered = self.offered()
+            self._item = offered[(offered.index(self.item) + 1) % len(offered)]
         elif self.mode is MenuMode.ADJUST:
             self._step = (self._step + 1) % len(self.steps_s)
         elif self.mode is MenuMode.PRESET and self.presets:
             self._preset = (self._preset + 1) % len(self.presets)
+        elif self.mode is MenuMode.ENTRY and self.entry is not None:
+            entry = self.entry
+            self.close()
+            return [MenuAction("enter_row", entry=entry)]
         return []
 
     def long(self) -> list[MenuAction]:
@@ -106,6 +301,10 @@ class ArbiterMenu:
         if self.mode is MenuMode.ADJUST:
             self.mode = MenuMode.ITEMS
             return []
+        if self.mode is MenuMode.ENTRY:
+            self.mode = MenuMode.ITEMS
+            self.entry = None
+            return [MenuAction("cancel_entry")]
         if self.mode is MenuMode.PRESET:
             self.mode = MenuMode.ITEMS
             return [MenuAction("preset", preset=self._preset)] if self.presets else []
@@ -113,6 +312,10 @@ class ArbiterMenu:
         if item is MenuItem.BACK:
             self.close()
             return [MenuAction("close")]
+        if item in (MenuItem.ENTER_ROW, MenuItem.ENTER_SECRET):
+            self.entry = RowEntry.start(self.targets[item])
+            self.mode = MenuMode.ENTRY
+            return []
         if item is MenuItem.ADJUST:
             self.mode = MenuMode.ADJUST
             return []
@@ -125,9 +328,15 @@ class ArbiterMenu:
         return [MenuAction("mute")]
 
     def player(self, player: int) -> list[MenuAction]:
-        """A player's button inside the menu (only ADJUST uses it)."""
+        """A player's button inside the menu (ADJUST and the entry use it)."""
         if self.mode is MenuMode.ADJUST and 0 <= player < self.players:
             return [MenuAction("adjust", player=player, delta_ns=self.step_ns)]
+        if self.mode is MenuMode.ENTRY and self.entry is not None:
+            # The first player's button changes the value, the second's moves on.
+            if player == 0:
+                self.entry = self.entry.cycle()
+            elif player == 1:
+                self.entry = self.entry.next_field()
         return []
 
     def caption(self) -> str | None:
@@ -140,4 +349,6 @@ class ArbiterMenu:
             return f"ADJUST {amount}"
         if self.mode is MenuMode.PRESET:
             return f"PRESET: {self.presets[self._preset]}" if self.presets else "PRESET: none"
+        if self.mode is MenuMode.ENTRY and self.entry is not None:
+            return f"ENTER {self.entry.target.title}"
         return None

@@ -3,9 +3,12 @@
 Off the Pi, ``pegwatch run`` builds the real :class:`device.hardware.TableHardware`
 on a ``MockFactory`` and this module drives its pins from the keyboard:
 ``a`` and ``l`` are the two players' buttons, space is the arbiter's
-(a short press), ``c`` confirms a row waiting for a check, ``q`` quits.
+(a short press), ``m`` holds the arbiter's button down for a long press
+(the arbiter menu; in it, ``a`` changes the field shown and ``l`` moves
+to the next), ``c`` confirms a row waiting for a check, ``q`` quits.
 A key press drives the pin low and, a moment later, high again, so the
-presses go through the same stamping and debouncing as on the Pi.
+presses go through the same stamping, debouncing and long-press timing
+as on the Pi.
 """
 
 from __future__ import annotations
@@ -24,10 +27,13 @@ logger = logging.getLogger(__name__)
 __all__ = ["KEYS", "KeyboardPins"]
 
 #: Key -> what it does.
-KEYS = {"a": "player 0", "l": "player 1", " ": "arbiter", "c": "confirm", "q": "quit"}
+KEYS = {"a": "player 0", "l": "player 1", " ": "arbiter", "m": "arbiter held",
+        "c": "confirm", "q": "quit"}
 
 #: How long a key "holds" the button down (longer than the debounce lockout).
 PRESS_S = 0.08
+#: How much longer than the long-press time ``m`` holds the arbiter's button.
+HOLD_MARGIN_S = 0.15
 
 
 class KeyboardPins:
@@ -63,16 +69,20 @@ class KeyboardPins:
             self._tap(self.hardware.player_buttons[1])
         elif key == " ":
             self._tap(self.hardware.arbiter_button)
+        elif key == "m":
+            # Held past the long-press time: the hardware's own timer fires it.
+            long_ns = getattr(self.hardware, "long_press_ns", 1_500_000_000)
+            self._tap(self.hardware.arbiter_button, hold_s=long_ns / 1e9 + HOLD_MARGIN_S)
         elif key == "c" and self.on_confirm is not None:
             self.on_confirm()
         elif key in self.extra:
             self.extra[key]()
 
     @staticmethod
-    def _tap(device: Any) -> None:
+    def _tap(device: Any, *, hold_s: float = PRESS_S) -> None:
         pin = device.pin
         pin.drive_low()
-        time.sleep(PRESS_S)
+        time.sleep(hold_s)
         pin.drive_high()
 
     def _run(self) -> None:

@@ -12,6 +12,15 @@ reported and skipped. A full disk does not stop the clock either: T1's
 :class:`device.journal.JournalWriter` holds events in memory, raises an
 alarm, and writes them when space returns.
 
+The arbiter's button opens a menu (:attr:`TableProgram.menu`, a
+:class:`device.arbiter_menu.ArbiterMenu`; :meth:`TableProgram.menu_held`,
+:meth:`~TableProgram.menu_short`, :meth:`~TableProgram.menu_player`), in
+which they can adjust a time or enter a row or the secret by hand; the
+entry is committed as an ``arbiter confirm_row`` (``hand: true``) or
+``confirm_secret`` event with ``by: "arbiter"``, through the journal like
+every other event. Opening, closing and cancelling are journaled as
+``menu`` events (information; the flow ignores them).
+
 On start the journal is replayed (:meth:`TableProgram.open`). When it held
 a match in progress, a ``boot`` event is journaled: the clock comes back
 paused at the last journaled instant (the outage is cut out of the
@@ -24,12 +33,13 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from device.display.model import DisplayModel, Message, PlayerFace, Role, Severity
+from device.arbiter_menu import ArbiterMenu, EntryTarget, MenuAction, MenuItem, MenuMode
+from device.display.model import DisplayModel, EntryView, Message, PlayerFace, Role, Severity
 from device.journal import (
     Journal,
     JournalEvent,
@@ -38,7 +48,8 @@ from device.journal import (
     Timeline,
 )
 from device.vision_worker import VisionWorker
-from rules.match_flow import FlowError, MatchFlow, Outcome, Phase, replay_events
+from rules.codes import EMPTY
+from rules.match_flow import FlowError, MatchFlow, Outcome, Phase, RowState, replay_events
 from rules.record import Role as RecordRole
 
 logger = logging.getLogger(__name__)
@@ -53,6 +64,9 @@ __all__ = [
 
 #: Kinds of events the table journals and the flow reads.
 FLOW_KINDS = ("press", "flag", "reading", "arbiter", "boot")
+
+#: What the arbiter menu offers at a table (the flow has no undo or presets).
+TABLE_MENU_ITEMS = (MenuItem.BACK, MenuItem.ENTER_ROW, MenuItem.ENTER_SECRET, MenuItem.ADJUST)
 
 
 class DisplaySink(Protocol):
@@ -77,7 +91,9 @@ class TableProgram:
     given here is wired to this program: its answers go to :meth:`submit`
     and its camera state to the display. ``displays`` are refreshed after
     every :meth:`step` (the Pi uses :class:`device.display.loop.DisplayLoop`
-    on :meth:`display_model` instead).
+    on :meth:`display_model` instead). ``palette`` names the colours the
+    arbiter may enter by hand (the board profile's, as the camera names
+    them; default: the variant's).
     """
 
     def __init__(
@@ -92,6 +108,7 @@ class TableProgram:
         offset_ns: int = 0,
         watchdog: Any = None,
         heartbeat_ns: int = 1_000_000_000,
+        palette: Sequence[str] | None = None,
     ) -> None:
         self.flow = flow
         self.journal = journal
@@ -117,6 +134,13 @@ class TableProgram:
         self.verdict_ns: dict[tuple[int, int], int] = {}
         self._last_raw = 0
         self._lock = threading.RLock()
+        colours = tuple(str(c).strip().lower() for c in (palette or flow.variant.palette))
+        if flow.variant.blanks and EMPTY not in colours:
+            colours = (*colours, EMPTY)
+        #: What a hole may hold when the arbiter enters a row by hand.
+        self.palette = colours
+        #: The arbiter's menu (opened by a long press of the arbiter button).
+        self.menu = ArbiterMenu(players=2, items=TABLE_MENU_ITEMS)
         if worker is not None:
             worker.on_camera = self._camera_changed
             worker.submit = self.submit
@@ -200,6 +224,100 @@ class TableProgram:
         self.arbiter("confirm_row", game=game, row=row, guess=list(r.guess),
                      black=r.keys.black, white=r.keys.white, by=by)
         return True
+
+    # -- the arbiter's menu -------------------------------------------------------------
+
+    def entry_targets(self) -> dict[MenuItem, EntryTarget]:
+        """What the arbiter may enter by hand now (any thread).
+
+        ENTER ROW: the first row waiting for a check; else the latest row of
+        the game, whether the camera never answered for it (a broken camera)
+        or read it (a dispute). ENTER SECRET: once the game is over on the
+        board, until the secret is read.
+        """
+        with self._lock:
+            return self._entry_targets()
+
+    def _entry_targets(self) -> dict[MenuItem, EntryTarget]:
+        flow = self.flow
+        g = flow.game
+        holes = flow.variant.holes
+        targets: dict[MenuItem, EntryTarget] = {}
+        if g.final:
+            return targets
+        rows = [n for n in flow.checks() if n > 0]
+        if rows:
+            row = g.rows[rows[0] - 1]
+        elif g.rows:
+            row = g.rows[-1]
+        else:
+            row = None
+        if row is not None:
+            known = row.guess
+            if known is None and row.guess_reading is not None:
+                raw = row.guess_reading.get("guess")
+                if isinstance(raw, Sequence) and not isinstance(raw, str):
+                    known = tuple(str(c) for c in raw)
+            # Counts from a reading that was not sure (a hand over the key
+            # pegs) are not offered: the entry starts at 0B 0W.
+            marks = row.marks if row.marks_state is RowState.READ else None
+            if row.needs_check:
+                edit_guess = row.guess_state is RowState.CHECK
+                edit_marks = row.marks_state is RowState.CHECK
+            else:
+                edit_guess, edit_marks = True, row.marks_state is not None
+            targets[MenuItem.ENTER_ROW] = EntryTarget(
+                game=g.number, row=row.number, holes=holes, palette=self.palette,
+                guess=known, black=None if marks is None else marks.black,
+                white=None if marks is None else marks.white,
+                edit_guess=edit_guess, edit_marks=edit_marks,
+                correction=RowState.READ in (row.guess_state, row.marks_state) and not row.needs_check,
+            )
+        if g.ended_ns is not None and g.secret_state is not RowState.READ:
+            targets[MenuItem.ENTER_SECRET] = EntryTarget(
+                game=g.number, row=0, holes=holes, palette=self.palette,
+            )
+        return targets
+
+    def menu_held(self, at_ns: int) -> None:
+        """A long arbiter press: open the menu, or choose what it shows."""
+        with self._lock:
+            self.menu.targets = self._entry_targets()
+            if not self.menu.is_open:
+                self.menu.open()
+                self.submit("menu", {"action": "open"}, at_ns)
+                return
+            self._menu_actions(self.menu.long(), at_ns)
+
+    def menu_short(self, at_ns: int) -> bool:
+        """A short arbiter press; True if the open menu took it."""
+        with self._lock:
+            if not self.menu.is_open:
+                return False
+            self.menu.targets = self._entry_targets()
+            self._menu_actions(self.menu.short(), at_ns)
+            return True
+
+    def menu_player(self, seat: int, at_ns: int) -> bool:
+        """A player's button; True if the open menu took it (not a clock press)."""
+        with self._lock:
+            if not self.menu.is_open:
+                return False
+            self._menu_actions(self.menu.player(seat), at_ns)
+            return True
+
+    def _menu_actions(self, actions: list[MenuAction], at_ns: int) -> None:
+        for action in actions:
+            if action.kind == "close":
+                self.submit("menu", {"action": "close"}, at_ns)
+            elif action.kind == "cancel_entry":
+                self.submit("menu", {"action": "cancel"}, at_ns)
+            elif action.kind == "adjust" and action.player is not None:
+                self.arbiter("adjust", at_ns, player=action.player, delta_ns=action.delta_ns)
+            elif action.kind == "enter_row" and action.entry is not None:
+                # Journaled like every other event; the flow judges it.
+                self.submit("arbiter", {**action.entry.payload(), "by": "arbiter"}, at_ns)
+                self.submit("menu", {"action": "close"}, at_ns)
 
     def running_seat(self, raw_ns: int) -> int | None:
         """The seat whose clock runs at ``raw_ns`` (any thread)."""
@@ -360,13 +478,15 @@ class TableProgram:
             )
         on_move = flow.on_move(cont)
         row = len(g.rows) + (1 if flow.phase is Phase.GUESS else 0) if g.started_ns is not None else None
+        entry = self.menu.entry if self.menu.mode is MenuMode.ENTRY else None
         return DisplayModel(
             players=tuple(faces),
             on_move=on_move,
             row=row,
             paused=flow.paused,
             message=self._message(),
-            banner=self._banner(),
+            banner=self.menu.caption() or self._banner(),
+            entry=None if entry is None else EntryView(entry.target.title, *entry.fields()),
         )
 
     def _message(self) -> Message | None:

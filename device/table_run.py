@@ -30,16 +30,32 @@ __all__ = ["ArbiterButton", "DeskBoard", "archive_journal", "run_table"]
 
 
 class ArbiterButton:
-    """What the arbiter's button does at the table.
+    """What the table's buttons do, beyond a player ending their turn.
 
-    Down while a clock runs: pause at once. A short press when a row waits
-    for a check: confirm it with what the camera reads now. A short press
-    on a paused clock (not the press that paused it): resume.
+    The arbiter's button, down while a clock runs: pause at once. A short
+    press when a row waits for a check: confirm it with what the camera
+    reads now. A short press on a paused clock (not the press that paused
+    it): resume. Held (1.5 s): the arbiter menu (:meth:`TableProgram.menu_held`),
+    where the short presses and the players' buttons work the menu instead
+    (entering a row by hand, adjusting a time). :meth:`attach` wires all of
+    it to a :class:`~device.hardware.TableHardware`: the Pi's pins and the
+    desktop's keyboard-driven mock pins take the same path.
     """
 
     def __init__(self, program: TableProgram) -> None:
         self.program = program
         self._paused_by_down = False
+
+    def attach(self, hardware: Any) -> None:
+        """Route every button of ``hardware`` to the program through this object."""
+        hardware.when_player_pressed = self.player
+        hardware.when_arbiter_pressed = self.down
+        hardware.when_arbiter_short = self.short
+        hardware.when_arbiter_held = self.held
+
+    def player(self, seat: int, at_ns: int) -> None:
+        if not self.program.menu_player(seat, at_ns):
+            self.program.press(seat, at_ns)
 
     def down(self, at_ns: int) -> None:
         self._paused_by_down = False
@@ -47,7 +63,16 @@ class ArbiterButton:
             self._paused_by_down = True
             self.program.arbiter("pause", at_ns)
 
+    def held(self, at_ns: int) -> None:
+        # The press that paused the clock is now a long press: the next
+        # short press belongs to the menu, not to "do not resume".
+        self._paused_by_down = False
+        self.program.menu_held(at_ns)
+
     def short(self, at_ns: int) -> None:
+        if self.program.menu_short(at_ns):
+            self._paused_by_down = False
+            return
         flow = self.program.flow
         if self._paused_by_down:
             self._paused_by_down = False
@@ -208,7 +233,7 @@ def run_table(
 
     program = TableProgram.open(
         journal_path, players=cfg.players, rules=cfg.rules, clock=cfg.clock,
-        on_line=say if script is None else None,
+        on_line=say if script is None else None, palette=_board_palette(cfg),
     )
     if program.flow.phase is Phase.MATCH_OVER:
         say(f"the match in {journal_path} is over; start a new one with --new")
@@ -222,6 +247,18 @@ def run_table(
         return _run_interactive(program, cfg, say)
     finally:
         program.close()
+
+
+def _board_palette(cfg: Any) -> tuple[str, ...] | None:
+    """The board profile's colour names (what the camera reads), for hand entry."""
+    try:
+        from vision.profile import load_profile
+
+        return tuple(load_profile(cfg.board).palette)
+    except Exception as exc:  # the variant's names will do
+        logger.warning("board profile %s not loaded (%s): hand entry uses the variant's colours",
+                       cfg.board, exc)
+        return None
 
 
 def archive_journal(path: Path) -> Path:
@@ -290,9 +327,7 @@ def _run_interactive(program: TableProgram, cfg: Any, say: Any) -> int:
         cfg.pins, pin_factory=make_pin_factory("mock" if cfg.simulated else "default"), buzzer=cfg.buzzer
     )
     arbiter = ArbiterButton(program)
-    hardware.when_player_pressed = lambda player, at_ns: program.press(player, at_ns)
-    hardware.when_arbiter_pressed = arbiter.down
-    hardware.when_arbiter_short = arbiter.short
+    arbiter.attach(hardware)
     worker = _camera_worker(cfg, program.submit)
     if worker is not None:
         program.worker = worker
@@ -308,7 +343,8 @@ def _run_interactive(program: TableProgram, cfg: Any, say: Any) -> int:
                                 on_confirm=lambda: arbiter.short(time.monotonic_ns()),
                                 extra=desk.keys() if desk is not None else None)
         keyboard.start()
-        say("keys: a / l player buttons, space arbiter, c confirm a row, q quit")
+        say("keys: a / l player buttons, space arbiter (short), m arbiter held (menu), "
+            "c confirm a row, q quit")
         if desk is not None:
             say(f"the rendered board: {DeskBoard.KEYS}")
     watchdog.ready("table running")

@@ -30,7 +30,10 @@ Events (``kind`` and payload keys; every event also has its ``at_ns``):
     ``pause``, ``resume``, ``adjust {player, delta_ns}``, ``confirm_row
     {game, row, guess, black, white, by}`` (the arbiter, or both players
     pressing together, confirm an uncertain row), ``confirm_secret {game,
-    code}``.
+    code}``. ``confirm_row`` with ``hand: true`` is a row the arbiter
+    entered by hand: it also fills halves the camera never answered and
+    corrects halves it read (a dispute), in any row of a game not yet
+    judged; it is judged like any confirmed row.
 ``boot``
     The table program started again on this journal: the clock comes back
     paused at that instant and waits for the arbiter's ``resume``.
@@ -655,6 +658,8 @@ class MatchFlow:
         if not 1 <= row_no <= len(g.rows):
             return Outcome(ignored=f"confirm_row: no row {row_no} in game {game}")
         row = g.rows[row_no - 1]
+        if payload.get("hand") is True:
+            return self._enter_row(g, row_no, payload)
         if not row.needs_check:
             return Outcome(ignored=f"confirm_row: row {row_no} is not waiting for a check")
         by = str(payload.get("by", "arbiter"))
@@ -678,6 +683,112 @@ class MatchFlow:
             legal = self._after_guess(g, row_no)
             out = Outcome(verdicts=legal.verdicts, lines=(head, *legal.lines))
         return self._judge_after(g, row_no, out)
+
+    def _enter_row(self, g: GameState, row_no: int, payload: Mapping[str, Any]) -> Outcome:
+        """A row entered by hand (``hand: true``): it replaces what the table had.
+
+        The arbiter enters a row the camera cannot read (waiting for a check,
+        or never answered: a broken camera), or corrects a row it read wrongly
+        (a dispute, seed 004 §4). The guess is taken when ``guess`` is given,
+        the marks when ``black`` and ``white`` are (and the codemaker has
+        pressed for them). The row is then judged like any confirmed row;
+        a game that ended on this row's reading (mis-mark, solved) and no
+        longer does is reopened, paused at the instant it ended.
+        """
+        row = g.rows[row_no - 1]
+        if g.final:
+            return Outcome(ignored=f"confirm_row: game {g.number} is judged; correct the record instead")
+        by = str(payload.get("by", "arbiter"))
+        guess, guess_state = row.guess, row.guess_state
+        if "guess" in payload:
+            guess = _code(payload.get("guess"), self.variant.holes, "arbiter.guess")
+            guess_state = RowState.READ
+        marks, marks_state = row.marks, row.marks_state
+        if "black" in payload or "white" in payload:
+            if row.marks_state is None:
+                return Outcome(ignored=f"confirm_row: row {row_no} has no marks yet (the codemaker has not pressed)")
+            marks = Feedback(_int(payload, "black"), _int(payload, "white"))
+            if min(marks) < 0 or sum(marks) > self.variant.holes:
+                raise FlowError(f"arbiter.black/white: {marks} does not fit {self.variant.holes} holes")
+            marks_state = RowState.READ
+        if "guess" not in payload and marks_state is row.marks_state and marks == row.marks:
+            return Outcome(ignored=f"confirm_row: row {row_no} already reads so (nothing new entered)")
+        if (row.guess_state, row.marks_state) == (guess_state, marks_state) == (
+            RowState.READ, RowState.READ
+        ) and (row.guess, row.marks) == (guess, marks):
+            return Outcome(ignored=f"confirm_row: row {row_no} already reads so")
+        changed_guess = guess != row.guess or row.guess_state is not RowState.READ
+        g.rows[row_no - 1] = replace(
+            row, guess=guess, guess_state=guess_state, marks=marks, marks_state=marks_state,
+            confirmed_by=by,
+        )
+        # A fresh judgement of this row: report it again, and let a
+        # mis-mark or an inconsistency be announced anew if it remains.
+        g.reported.discard(row_no)
+        if g.announced_mismark is not None and g.announced_mismark >= row_no:
+            g.announced_mismark = None
+        g.announced_inconsistent = False
+        lines = [f"game {g.number} row {row_no}: entered by the {by}: "
+                 f"{' '.join(guess) if guess is not None else '?'}"
+                 + (f" -> {marks}" if marks is not None else "")]
+        lines.extend(self._reopen(g, row_no))
+        verdicts: list[dict[str, Any]] = [self._verdict(
+            "entered", g, row=row_no, by=by,
+            guess=list(guess) if guess is not None else None,
+            black=None if marks is None else marks.black,
+            white=None if marks is None else marks.white,
+        )]
+        if changed_guess and guess is not None:
+            legal = self._after_guess(g, row_no)
+            verdicts.extend(legal.verdicts)
+            lines.extend(legal.lines)
+        out = self._judge(g)
+        verdicts.extend(out.verdicts)
+        lines.extend(out.lines)
+        if g.ended_ns is not None and g.secret_state is RowState.READ:
+            fin = self._finish_game(g)
+            verdicts.extend(fin.verdicts)
+            lines.extend(fin.lines)
+        return Outcome(verdicts=tuple(verdicts), lines=tuple(lines))
+
+    def _reopen(self, g: GameState, row_no: int) -> list[str]:
+        """Take back the end of a game that a corrected row had ended.
+
+        Only an end decided by this row's reading (mis-mark, solved) is taken
+        back, only when the corrected row no longer ends the game, and only
+        while the secret is still under the shield. The clock
+        comes back paused at the instant the game ended: the time since is
+        charged to nobody, and the arbiter resumes it.
+        """
+        row = g.rows[row_no - 1]
+        if (
+            g.ended_ns is None
+            or g.end_reason not in ("mis-mark", "solved")
+            or g.secret_state is RowState.READ
+            or row.marks_ns is None
+            or g.ended_ns != row.marks_ns
+        ):
+            return []
+        verdict = judge_game(self.game_record(g), self.variant)
+        if (g.end_reason == "mis-mark" and verdict.mismarked_row == row_no
+                and not verdict.mismark_by_timeout) or (
+                g.end_reason == "solved" and verdict.solved_row == row_no):
+            return []  # the corrected row still ends the game
+        ended = g.ended_ns
+        if g.clock_ops and g.clock_ops[-1][0] == "stop":
+            g.clock_ops.pop()
+        self._clock = self._clock_factory()
+        for op, args in g.clock_ops:
+            _run_clock_op(self._clock, op, args)
+        g.ended_ns = None
+        g.end_reason = None
+        g.secret_state = None  # a secret reading that waited for a check is moot now
+        self.phase = Phase.GUESS
+        if self._clock.started and self._clock.view(ended).running:
+            self._clock_op(g, "pause", ended)
+        self.paused = True
+        return [f"game {g.number}: row {row_no} corrected: the game goes on, "
+                "paused; the arbiter resumes the clock"]
 
     def _on_boot(self, payload: Mapping[str, Any], at_ns: int) -> Outcome:
         # After a restart the match waits, paused, for the arbiter (issue 5 §2).

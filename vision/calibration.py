@@ -299,6 +299,12 @@ CODE_MIX = 0.15
 KEY_MIX = 0.15
 CODE_GLARE = 0.03
 KEY_GLARE = 0.05
+#: How much a peg's own shading may change relative to the plastic (log of
+#: linear light): the light's elevation and direction move the shade on a
+#: dome; a flat board does not show it. Pegs only: an empty hole and the
+#: shield are flat.
+SHADING_SIGMA = 0.35
+UNSHADED = (EMPTY, SHIELD)
 #: Glare moves the disc towards the light's white and leaves the ring be.
 GLARE_TOWARDS = (100.0, 0.0, 0.0, float("nan"), float("nan"), float("nan"))
 KEY_GLARE_TOWARDS = (*GLARE_TOWARDS, float("nan"))
@@ -363,6 +369,9 @@ def fit_colours(
         mix_fraction=CODE_MIX,
         glare_towards=GLARE_TOWARDS,
         glare_fraction=CODE_GLARE,
+        shading_sigma=SHADING_SIGMA,
+        shading_dims=(0, 3),
+        unshaded=UNSHADED,
     )
     # Key features add the dark fraction of the window: plastic has none.
     key_model = _fit_keys(key_rows, profile, code_model, [*towards, 0.0])
@@ -424,6 +433,9 @@ def _fit_keys(
             mix_fraction=KEY_MIX,
             glare_towards=KEY_GLARE_TOWARDS,
             glare_fraction=KEY_GLARE,
+            shading_sigma=SHADING_SIGMA,
+            shading_dims=(0, 3),
+            unshaded=UNSHADED,
         )
     return model
 

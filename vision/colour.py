@@ -1,21 +1,25 @@
 """The per-table colour model: Gaussian classes in CIELAB with rejection.
 
-Each class (a palette colour, ``"empty"``, a key colour) is a Gaussian in
-CIELAB fitted from calibration samples whose truth is known. A sample is
-accepted as the most likely class only when
+Each class (a palette colour, ``"empty"``, a key colour) is a Gaussian over
+a feature vector that starts with CIELAB (the reader adds the CIELAB of the
+ring around the hole, and for key holes a dark-area fraction), fitted from
+calibration samples whose truth is known. A sample is accepted as the most
+likely class only when
 
 * it is plausibly drawn from that class: its squared Mahalanobis distance is
-  below the chi-square quantile (3 degrees of freedom) at ``reject_alpha``,
-  so anything far from every calibrated colour is "unknown"; and
+  below the chi-square quantile (one degree of freedom per feature) at
+  ``reject_alpha``, so anything far from every calibrated colour is
+  "unknown"; and
 * that class is clearly more likely than any other: the posterior (equal
   priors) is at least ``min_posterior``, so two close classes never produce
   a guess.
 
 Each class covariance is the sample covariance shrunk towards the pooled one
 plus a floor. The floor stands for what a handful of calibration frames
-cannot show: the residual error of light normalisation, JPEG and sensor
-noise, and a peg's position inside its hole. It is a property of the
-pipeline (measured on frames under changed light), not of any benchmark.
+cannot show, each term a physical effect (see :meth:`ColourModel.fit`):
+residual normalisation error and noise, exposure residuals that scale with
+lightness, mixing with the plastic around a peg (blur, JPEG, localisation),
+and broad highlights.
 
 Helpers convert sRGB pixels to linear light (where light corrections are
 multiplicative gains) and linear light to CIELAB (D65).
@@ -221,6 +225,9 @@ class ColourModel:
         mix_fraction: float = 0.0,
         glare_towards: Sequence[float] | None = None,
         glare_fraction: float = 0.0,
+        shading_sigma: float = 0.0,
+        shading_dims: Sequence[int] = (),
+        unshaded: Sequence[str] = (),
         shrinkage: float = 4.0,
         reject_alpha: float = 1e-4,
         min_posterior: float = 0.99,
@@ -240,7 +247,13 @@ class ColourModel:
         peg's colour with the plastic around it, and only along that line.
         Likewise ``glare_towards`` (the colour of the light; NaN for a
         feature glare does not touch) with ``glare_fraction``: a broad
-        highlight that the brightness trimming cannot remove.
+        highlight that the brightness trimming cannot remove. And, for every
+        class not in ``unshaded``, ``shading_sigma`` (in log of linear
+        light) along the line a CIELAB colour moves on when its light is
+        scaled: a peg is a dome, and how much of it is in its own shade
+        changes with the light's direction, which the flat plastic the
+        light is normalised by does not see. ``shading_dims`` are the
+        indices where a CIELAB triple (L, a, b) starts.
         """
         floor_arr = np.asarray(floor_sigma, dtype=np.float64)
         d = len(floor_arr)
@@ -268,6 +281,10 @@ class ColourModel:
         total = sum(counts)
         pooled = sum((c * s for c, s in zip(counts, covs, strict=True)), np.zeros((d, d))) / max(total, 1)
         shrunk: list[FloatArray] = []
+
+        def name_of(i: int) -> str:
+            return names[i]
+
         for c, s, m in zip(counts, covs, means, strict=True):
             cov = (c * s + shrinkage * pooled) / (c + shrinkage) + np.diag(np.square(floor_arr))
             if relative_sigma > 0:
@@ -275,6 +292,13 @@ class ColourModel:
             if mix_towards is not None and mix_fraction > 0:
                 towards = np.asarray(mix_towards, dtype=np.float64)
                 direction = (towards - m) * mix_fraction
+                cov = cov + np.outer(direction, direction)
+            if shading_sigma > 0 and name_of(len(shrunk)) not in unshaded:
+                direction = np.zeros(d)
+                for start in shading_dims:
+                    lab = m[start : start + 3]
+                    direction[start : start + 3] = [(lab[0] + 16.0) / 3.0, lab[1] / 3.0, lab[2] / 3.0]
+                direction *= shading_sigma
                 cov = cov + np.outer(direction, direction)
             if glare_towards is not None and glare_fraction > 0:
                 light = np.asarray(glare_towards, dtype=np.float64)

@@ -72,7 +72,7 @@ def draw_debug(
     r_code = max(int(profile.code_hole_diameter_mm / 2 * scale), 3)
     r_key = max(int(profile.key_hole_diameter_mm / 2 * scale), 2)
     font = cv2.FONT_HERSHEY_SIMPLEX
-    fscale = max(0.25, 0.09 * r_code)
+    fscale = max(0.3, 0.045 * r_code)
 
     for row in reading.rows:
         if row.status == ROW_OCCLUDED:
@@ -88,8 +88,10 @@ def draw_debug(
         for px, py in kpts:
             cv2.circle(out, (int(px), int(py)), r_key, colour, 1, cv2.LINE_AA)
         label = f"{row.keys.black}/{row.keys.white}" if row.keys.status != UNKNOWN else "?"
-        lx, ly = kpts.mean(axis=0)
-        cv2.putText(out, label, (int(lx) - r_code, int(ly) + 3 * r_key + 6), font, fscale, colour, 1, cv2.LINE_AA)
+        lx = float(kpts[:, 0].min()) - r_key
+        ly = float(kpts[:, 1].max()) + r_key + 14
+        cv2.putText(out, label, (int(lx), int(ly)), font, fscale, (0, 0, 0), 3, cv2.LINE_AA)
+        cv2.putText(out, label, (int(lx), int(ly)), font, fscale, colour, 1, cv2.LINE_AA)
     if reading.secret is not None:
         pts = _project(b2i, np.array(profile.secret_centres_mm(), dtype=np.float64))
         for (px, py), hole in zip(pts, reading.secret, strict=True):
@@ -106,9 +108,11 @@ def _draw_hole(
     else:
         swatch = _SWATCH.get(colour, (128, 128, 128))
         cv2.circle(out, centre, r, (255, 255, 0) if colour == EMPTY else swatch, 1 if colour == EMPTY else 2, cv2.LINE_AA)
+    # The label goes beside the hole, in the gap between rows.
     text = abbreviation(colour)
-    cv2.putText(out, text, (x - r, y - r - 2), font, fscale, (0, 0, 0), 3, cv2.LINE_AA)
-    cv2.putText(out, text, (x - r, y - r - 2), font, fscale, (255, 255, 255), 1, cv2.LINE_AA)
+    at = (x + r + 2, y + r // 2)
+    cv2.putText(out, text, at, font, fscale, (0, 0, 0), 3, cv2.LINE_AA)
+    cv2.putText(out, text, at, font, fscale, (255, 255, 255), 1, cv2.LINE_AA)
 
 
 def _hatch(out: NDArray[np.uint8], box: NDArray[np.float64]) -> None:
@@ -118,8 +122,8 @@ def _hatch(out: NDArray[np.uint8], box: NDArray[np.float64]) -> None:
     x0, y0 = poly.min(axis=0)
     x1, y1 = poly.max(axis=0)
     lines = np.zeros_like(mask)
-    for d in range(int(x0 - (y1 - y0)), int(x1) + 1, 8):
-        cv2.line(lines, (d, int(y1)), (d + int(y1 - y0), int(y0)), 255, 2)
+    for d in range(int(x0 - (y1 - y0)), int(x1) + 1, 10):
+        cv2.line(lines, (d, int(y1)), (d + int(y1 - y0), int(y0)), 255, 1)
     sel = (mask > 0) & (lines > 0)
     out[sel] = (0, 0, 255)
     cv2.polylines(out, [poly], True, (0, 0, 255), 2)

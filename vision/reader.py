@@ -1,24 +1,27 @@
 """From one camera frame to a :class:`~vision.reading.BoardReading`.
 
-The pipeline, per frame:
+The pipeline, per frame (see ``docs/vision.md``):
 
 1. Localise the board (markers, fixed corners or best effort, as the
-   calibration says) and warp it once to a small top-down image
-   (``RECT_PX_PER_MM`` pixels per millimetre).
-2. Gather the pixels of every hole's inner disc, of bare-plastic cells (the
-   profile's plastic regions and the strips between rows) with precomputed
-   index arrays: one numpy gather, no per-pixel Python.
-3. Per hole, drop the brightest pixels (glare on round pegs) and the
-   darkest few, and take the per-channel median of the rest.
+   calibration says).
+2. Gather, in one numpy index, the pixels of every hole's inner disc and
+   ring, a window around each key hole, and cells of bare plastic (the
+   profile's plastic regions and the strips between rows). The sample
+   positions are precomputed in board mm and projected through the
+   homography (cached while it does not change): the same samples as a
+   warp to ``px_per_mm``, without warping.
+3. Per hole, drop the brightest half of the pixels (glare on round pegs)
+   and the darkest few, and take the per-channel median of the rest.
 4. Normalise the light in linear RGB: a smooth (log-linear) model of the
    plastic's colour over the board, fitted robustly to the plastic cells,
-   is compared with the calibration's plastic colour; the strips beside
-   each hole add a local, grey shading factor (a shadow).
-5. Convert the normalised medians to CIELAB and classify them with the
-   calibrated :class:`~vision.colour.ColourModel`: unknown when too far from
-   every class or too close to two.
-6. Occlusion: a plastic cell beside a row that no longer looks like plastic
-   (its colour ratio to the model is not grey, or far too dark or bright)
+   is compared with the calibration's plastic colour; the cells beside
+   each hole add a local, grey shading factor (a soft shadow).
+5. Convert to CIELAB and classify with the calibrated
+   :class:`~vision.colour.ColourModel`: unknown when too far from every
+   class or too close to two; a channel clipped by the sensor is tried at
+   every value it may hide.
+6. Occlusion: a plastic cell beside a row that no longer looks like plastic,
+   a step in the light between neighbouring cells, or an edge across a cell
    means something lies over that row: the row is "occluded".
 
 A row is "ok" only when every hole and key hole was read confidently.
@@ -30,11 +33,12 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from rules.errors import PegwatchError
 from vision.colour import ColourModel, linear_bgr_to_lab, srgb_to_linear
 from vision.profile import BoardProfile
 from vision.reading import (
@@ -97,12 +101,6 @@ CLIP_LEVEL = 249
 CLIP_FACTORS = (1.0, 1.15, 1.3, 1.5, 1.75, 2.0, 2.4, 3.0, 4.0)
 
 
-class Localiser(Protocol):
-    """What the reader needs from A's localisers."""
-
-    def locate(self, frame: NDArray[np.uint8]) -> Any: ...
-
-
 @dataclass(frozen=True)
 class Features:
     """Per-frame measurements, before classification.
@@ -160,20 +158,13 @@ class _Points:
         self.dy = dy
         self.dx = dx
 
-    def indices(self, width: int, height: int, ox: IntArray | None = None, oy: IntArray | None = None) -> IntArray:
-        cx = self.cx if ox is None else self.cx + ox
-        cy = self.cy if oy is None else self.cy + oy
-        x = np.clip(cx[:, None] + self.dx[None, :], 0, width - 1)
-        y = np.clip(cy[:, None] + self.dy[None, :], 0, height - 1)
-        out: IntArray = y * width + x
-        return out
-
 
 class BoardSampler:
-    """Precomputed sampling of one profile at one rectification scale.
+    """Precomputed sampling of one profile at one scale (``px_per_mm``).
 
-    Build once per profile and scale; :meth:`features` then works on any
-    rectified image of that profile.
+    Build once per profile and scale; then :meth:`features_from_frame`
+    measures a camera frame given its localisation, and :meth:`features` a
+    rectified board image of that scale.
     """
 
     def __init__(self, profile: BoardProfile, px_per_mm: float) -> None:
@@ -273,7 +264,6 @@ class BoardSampler:
                 if c is not None:
                     beside.append(c)
             code_cells.append(beside)
-        self.n_probe_cells = len(cell_centres)
         region_cells: list[tuple[float, float]] = []
         for rx, ry, rw, rh in profile.plastic_regions_mm:
             nx = max(int(rw // 8), 1)
@@ -294,7 +284,7 @@ class BoardSampler:
         pa: list[int] = []
         pb: list[int] = []
         prow: list[int] = []
-        near = max(step_len, 1.5 * profile.code_hole_diameter_mm * 9 / 7) + 0.5
+        near = max(step_len, 1.5 * _min_pitch(self.code_centres_mm[: profile.holes])) + 0.5
         for r, cs in enumerate(self.row_cells):
             for i, a in enumerate(cs):
                 for b in cs[i + 1 :]:
@@ -560,9 +550,21 @@ class BoardReader:
         return self._localiser
 
     def read(self, frame: NDArray[np.uint8], *, at_ns: int | None = None) -> BoardReading:
-        """Read one BGR frame; ``at_ns`` defaults to ``time.monotonic_ns()``."""
+        """Read one BGR frame; ``at_ns`` defaults to ``time.monotonic_ns()``.
+
+        A frame that is not an 8-bit colour image gives a reading with
+        ``problem`` set, like a frame without a board: the table keeps going.
+        """
         stamp = time.monotonic_ns() if at_ns is None else at_ns
-        loc = self.localiser.locate(frame)
+        self.last_localisation = None
+        if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
+            shape = getattr(frame, "shape", type(frame).__name__)
+            dtype = getattr(frame, "dtype", "")
+            return self.unreadable(f"not an 8-bit BGR frame ({shape} {dtype})".strip(), stamp)
+        try:
+            loc = self.localiser.locate(frame)
+        except PegwatchError as exc:
+            return self.unreadable(str(exc), stamp)
         self.last_localisation = loc
         if not loc.ok:
             return self.unreadable(loc.problem or "no board found", stamp)

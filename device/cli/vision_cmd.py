@@ -7,7 +7,9 @@ board) or once per image, in the same order.
 
 ``pegwatch read IMAGE... --calibration CAL.json [--json] [--debug OUT.png]``
 reads boards; with several images the temporal filter runs over them in
-order and the accepted reading is printed.
+order and the accepted reading is printed. Exit status: 0, or 1 when the
+board could not be read at all (no markers, board moved), or 2 for bad
+input (one line on stderr).
 """
 
 from __future__ import annotations
@@ -64,8 +66,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="read boards from photos with a table's calibration",
         description="Read boards; several images run through the temporal filter in order.",
     )
-    r.add_argument("images", nargs="+", metavar="IMAGE")
-    r.add_argument("--calibration", required=True, metavar="CAL.json")
+    r.add_argument("images", nargs="+", metavar="IMAGE", help="photos of the board, in time order")
+    r.add_argument("--calibration", required=True, metavar="CAL.json", help="the table's calibration file")
     r.add_argument("--json", action="store_true", help="print the game-record JSON")
     r.add_argument("--debug", default=None, metavar="OUT.png", help="write the last image with the grid and reading drawn")
     r.add_argument("--rules", default="mso", help="rules name written into the JSON record (default mso)")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from device.display.model import DisplayModel, PlayerFace, Role, format_time
+from device.display.model import DisplayModel, EntryCell, EntryView, PlayerFace, Role, format_time
 
 SIZES = ((16, 2), (20, 4))
 
@@ -54,10 +54,29 @@ def _cell(model: DisplayModel, index: int, width: int) -> str:
     return f"{mark}{name}".ljust(width - len(face)) + face
 
 
+def _cells(cells: tuple[EntryCell, ...], cols: int) -> str:
+    """Fields side by side, ``>`` before the current one, shortened to fit."""
+    for size in (3, 2, 1):
+        line = "".join((">" if c.current else " ") + c.text[:size] for c in cells)
+        if len(line) <= cols:
+            return line
+    return line
+
+
+def _entry(entry: EntryView, cols: int, rows: int) -> list[str]:
+    head = f"{entry.title} " + _cells(entry.marks, cols).strip()
+    lines = [head, _cells(entry.holes, cols)]
+    if rows == 4:
+        lines += [entry.hint, "ARB OK, HOLD CANCEL"]
+    return [_fit(line, cols) for line in lines]
+
+
 def layout(model: DisplayModel, cols: int = 16, rows: int = 2) -> list[str]:
     """The *rows* lines of *cols* characters that show *model*."""
     if (cols, rows) not in SIZES:
         raise ValueError(f"character LCD {cols}x{rows} is not supported; use 16x2 or 20x4")
+    if model.entry is not None:
+        return _entry(model.entry, cols, rows)
     message = model.message.text.upper() if model.message else ""
     count = len(model.players)
     half = cols // 2

@@ -107,6 +107,30 @@ class PlayerFace:
 
 
 @dataclass(frozen=True)
+class EntryCell:
+    """One field of a row the arbiter enters by hand: a hole or a mark count."""
+
+    text: str
+    current: bool = False
+    editable: bool = True
+
+
+@dataclass(frozen=True)
+class EntryView:
+    """The arbiter's hand entry of a row (or the secret), shown instead of the times.
+
+    *title* is e.g. ``"ROW 5"``; *holes* and *marks* (none for the secret)
+    are the fields, the current one highlighted; *hint* says what the
+    buttons do.
+    """
+
+    title: str
+    holes: tuple[EntryCell, ...]
+    marks: tuple[EntryCell, ...] = ()
+    hint: str = "P1 CHANGE  P2 NEXT"
+
+
+@dataclass(frozen=True)
 class DisplayModel:
     """Everything one frame shows; build it from the clock's view.
 
@@ -121,6 +145,8 @@ class DisplayModel:
     message: Message | None = None
     #: A short line that replaces the status line (arbiter menu, result).
     banner: str | None = None
+    #: The arbiter entering a row by hand: shown instead of the times.
+    entry: EntryView | None = None
 
     @property
     def is_running(self) -> bool:

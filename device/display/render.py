@@ -20,6 +20,17 @@ Layout, 2 players (4 players use a 2x2 grid of smaller panels)::
     |+--------------++--------------+|
     | MIS-MARK row 3                 |  message bar (inverted for alarms)
     +--------------------------------+
+
+The arbiter entering a row by hand (``model.entry``) replaces the times
+(the clock is paused while the menu is open)::
+
+    +--------------------------------+
+    |          ENTER ROW 5           |  banner
+    | [RED]  GRE   BLU   YEL         |  holes; the current field inverted,
+    | 2B  1W          ARBITER: OK    |  the others to fill underlined
+    |                 HOLD: CANCEL   |
+    |       P1 CHANGE  P2 NEXT       |  what the player buttons do
+    +--------------------------------+
 """
 
 from __future__ import annotations
@@ -29,7 +40,14 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
-from device.display.model import DisplayModel, PlayerFace, Severity, format_time
+from device.display.model import (
+    DisplayModel,
+    EntryCell,
+    EntryView,
+    PlayerFace,
+    Severity,
+    format_time,
+)
 
 FONT_DIR = Path(__file__).resolve().parent.parent / "fonts"
 DIGITS_FONT = FONT_DIR / "DejaVuSansCondensed-Bold.ttf"
@@ -98,9 +116,49 @@ def render(model: DisplayModel, size: tuple[int, int] = BASE_SIZE) -> Image.Imag
     _status(draw, model, (0, 0, width, bar_h), small)
     top = bar_h + 1
     bottom = height - bar_h - 1
+    if model.entry is not None:
+        _entry(draw, model.entry, (0, top, width, bottom), small)
+        _centered(draw, (0, bottom + 1, width, height), model.entry.hint.upper(), small, WHITE)
+        return image
     _panels(draw, model, (0, top, width, bottom), small, scale)
     _message(draw, model, (0, bottom + 1, width, height), small)
     return image
+
+
+def _entry(
+    draw: ImageDraw.ImageDraw, entry: EntryView, box: tuple[int, int, int, int], small: Font
+) -> None:
+    """The holes on one line, the marks and the arbiter's keys on the next."""
+    x0, y0, x1, y1 = box
+    count = max(len(entry.holes), 4)
+    cell_w = (x1 - x0) // count
+    holes_h = (y1 - y0) * 11 // 20
+    widest = max((c.text for c in (*entry.holes, *entry.marks)), key=len, default="M")
+    font = _fit(TEXT_FONT, "M" * len(widest), cell_w - 4, holes_h - 5)
+    for i, cell in enumerate(entry.holes):
+        _entry_cell(draw, cell, (x0 + i * cell_w, y0 + 1, x0 + (i + 1) * cell_w, y0 + holes_h), font)
+    marks_top = y0 + holes_h + 1
+    for i, cell in enumerate(entry.marks):
+        _entry_cell(draw, cell, (x0 + i * cell_w, marks_top, x0 + (i + 1) * cell_w, y1), font)
+    keys_x = x0 + 2 * cell_w + 2
+    mid = (marks_top + y1) // 2
+    keys = _fit(DIGITS_FONT, "HOLD: CANCEL", x1 - keys_x - 3, min(int(small.size), (y1 - marks_top) // 2 - 1))
+    for text, (top, bottom) in (("ARBITER: OK", (marks_top, mid)), ("HOLD: CANCEL", (mid, y1))):
+        _centered(draw, (keys_x, top, x1, bottom), text, keys, WHITE)
+
+
+def _entry_cell(
+    draw: ImageDraw.ImageDraw, cell: EntryCell, box: tuple[int, int, int, int], font: Font
+) -> None:
+    x0, y0, x1, y1 = box
+    if cell.current:
+        draw.rectangle((x0 + 1, y0, x1 - 2, y1 - 1), fill=WHITE)
+        _centered(draw, box, cell.text, font, BLACK)
+        return
+    _centered(draw, box, cell.text, font, WHITE)
+    if cell.editable:
+        # Underlined: a field still to check; fixed fields are plain.
+        draw.line((x0 + 2, y1 - 1, x1 - 3, y1 - 1), fill=WHITE)
 
 
 def _status(

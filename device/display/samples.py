@@ -12,7 +12,15 @@ from pathlib import Path
 
 from PIL import Image, ImageOps
 
-from device.display.model import DisplayModel, Message, PlayerFace, Role, Severity
+from device.display.model import (
+    DisplayModel,
+    EntryCell,
+    EntryView,
+    Message,
+    PlayerFace,
+    Role,
+    Severity,
+)
 from device.display.render import render
 
 S = 1_000_000_000
@@ -50,6 +58,15 @@ SAMPLES: dict[str, DisplayModel] = {
     "result": _mso(on_move=None, row=None, banner="BOB SOLVED IN 6",
                    message=Message("Game 1 of 2 over")),
     "menu": _mso(paused=True, banner="ADJUST +10s", message=Message("Player button: +10s")),
+    "enter-row": _mso(
+        on_move=0, row=5, paused=True, banner="ENTER ROW 5",
+        entry=EntryView(
+            "ROW 5",
+            holes=(EntryCell("RED"), EntryCell("GRE", current=True), EntryCell("BLU"),
+                   EntryCell("YEL")),
+            marks=(EntryCell("2B"), EntryCell("1W")),
+        ),
+    ),
     "mensa-4": DisplayModel(
         players=(
             PlayerFace("Ann", 14 * 60 * S + 3 * S),

@@ -132,3 +132,13 @@ def test_calibration_for_another_board_is_refused(invicta_cal, super_table):
 
     with pytest.raises(CalibrationError, match="not 'super-12x5'"):
         BoardReader(super_table.profile, invicta_cal)
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [np.zeros((720, 1280), dtype=np.uint8), np.zeros((720, 1280, 3), dtype=np.float32), np.zeros((4, 4, 3), dtype=np.uint8)],
+)
+def test_bad_frames_are_problems_not_crashes(invicta_cal, invicta_table, frame):
+    reading = BoardReader(invicta_table.profile, invicta_cal).read(frame, at_ns=1)
+    assert reading.problem
+    assert all(r.status == "unknown" for r in reading.rows)

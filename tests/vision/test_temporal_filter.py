@@ -119,3 +119,33 @@ def test_stale_frame_is_ignored():
 def test_bad_parameter():
     with pytest.raises(ValueError):
         StableBoard(frames_to_accept=0)
+
+
+def test_real_frames_hand_comes_and_goes(invicta_table, invicta_cal):
+    import numpy as np
+
+    from vision.reader import BoardReader
+    from vision.render import random_conditions, random_contents, render
+
+    p = invicta_table.profile
+    reader = BoardReader(p, invicta_cal)
+    contents = random_contents(p, np.random.default_rng(4), rows_played=8, last_row_marked=True)
+    base = invicta_table.calibration[0].conditions
+    hand = random_conditions(np.random.default_rng(12), difficulty="easy", profile=p, hand_probability=1.0).hand
+    still = render(p, contents, base, seed=1).image
+    covered_render = render(p, contents, base.with_(hand=hand), seed=2)
+    sb = StableBoard()
+    frames = [still, still, still, covered_render.image, still, still, still]
+    outs = [sb.update(reader.read(f, at_ns=i)) for i, f in enumerate(frames)]
+    assert outs[2].changed_rows  # accepted after three still frames
+    accepted = [r.guess for r in outs[2].rows]
+    under = covered_render.occluded_rows
+    assert under
+    for row in under:
+        assert outs[3].row(row).status == "occluded"
+        assert outs[3].row(row).guess == accepted[row - 1]  # keeps its value
+    # The hand leaves: the change back is motion too, then the rows settle
+    # on their old values without ever flickering.
+    assert all(o.row(r).guess == accepted[r - 1] for o in outs[3:] for r in range(1, p.rows + 1))
+    assert outs[-1].row(min(under)).status in ("ok", "empty")
+    assert not outs[-1].changed_rows
