@@ -225,7 +225,7 @@ def truth_from_record(record: Mapping[str, Any], profile: BoardProfile, *, where
 
 def calibrate(
     images: Sequence[NDArray[np.uint8]],
-    truths: Sequence[BoardReading],
+    truths: Sequence[BoardReading | Mapping[str, Any]],
     profile: BoardProfile,
     corners: Sequence[tuple[float, float]] | None = None,
     *,
@@ -234,7 +234,9 @@ def calibrate(
 ) -> Calibration:
     """Fit a calibration from images of known contents (one truth per image).
 
-    ``names`` label the images in error messages (file names).
+    A truth is a :class:`BoardReading` or a game-record dict (checked with
+    :func:`truth_from_record`). ``names`` label the images in error
+    messages (file names).
     """
     import vision.localise as localise
 
@@ -243,6 +245,10 @@ def calibrate(
     if len(truths) != len(images):
         raise CalibrationError(f"{len(images)} images but {len(truths)} truth records")
     labels = list(names) if names is not None else [f"image {i + 1}" for i in range(len(images))]
+    parsed = [
+        t if isinstance(t, BoardReading) else truth_from_record(t, profile, where=f"truth for {label}")
+        for t, label in zip(truths, labels, strict=True)
+    ]
     ppm = float(px_per_mm if px_per_mm is not None else localise.RECT_PX_PER_MM)
 
     method: str
@@ -273,7 +279,7 @@ def calibrate(
         if not loc.ok:
             raise CalibrationError(f"{label}: board not found ({loc.problem or 'localisation failed'})")
         homographies.append(np.asarray(loc.image_to_board, dtype=np.float64))
-    plastic, code_model, key_model = fit_colours(images, homographies, truths, profile, ppm, names=labels)
+    plastic, code_model, key_model = fit_colours(images, homographies, parsed, profile, ppm, names=labels)
     h, w = images[0].shape[:2]
     return Calibration(
         profile=profile.name,
@@ -289,7 +295,7 @@ def calibrate(
 
 
 #: Floors of the colour models (see ColourModel.fit): standard deviations of
-#: (L, a, b, ring L, ring a, ring b); the lightness spread relative to L; the fraction of
+#: (L, a, b, ring L, ring a, ring b[, key window's dark fraction]); the lightness spread relative to L; the fraction of
 #: mixing with the plastic around a peg. Key pegs are small, so more of
 #: their pixels mix with the plastic.
 CODE_FLOOR = (3.0, 2.5, 2.5, 4.0, 3.0, 3.0)
@@ -305,9 +311,9 @@ KEY_GLARE = 0.05
 #: shield are flat.
 SHADING_SIGMA = 0.35
 UNSHADED = (EMPTY, SHIELD)
-#: Glare moves the disc towards the light's white and leaves the ring be.
-GLARE_TOWARDS = (100.0, 0.0, 0.0, float("nan"), float("nan"), float("nan"))
-KEY_GLARE_TOWARDS = (*GLARE_TOWARDS, float("nan"))
+#: Glare moves the disc towards the light's white and leaves the ring and
+#: the dark fraction be.
+GLARE_TOWARDS = (100.0, 0.0, 0.0, float("nan"), float("nan"), float("nan"), float("nan"))
 
 
 def fit_colours(
@@ -360,21 +366,21 @@ def fit_colours(
             f"colour it never saw; add an image (with its truth) where each appears"
         )
     lab = linear_bgr_to_lab(plastic)
-    towards = [float(v) for v in lab] * 2
+    # The plastic's features: its colour twice (disc and ring), no dark area.
+    towards = [*(float(v) for v in lab), *(float(v) for v in lab), 0.0]
     code_model = ColourModel.fit(
         {k: np.array(v) for k, v in code_samples.items()},
         floor_sigma=CODE_FLOOR,
         relative_sigma=RELATIVE_L_SIGMA,
-        mix_towards=towards,
+        mix_towards=towards[:6],
         mix_fraction=CODE_MIX,
-        glare_towards=GLARE_TOWARDS,
+        glare_towards=GLARE_TOWARDS[:6],
         glare_fraction=CODE_GLARE,
         shading_sigma=SHADING_SIGMA,
         shading_dims=(0, 3),
         unshaded=UNSHADED,
     )
-    # Key features add the dark fraction of the window: plastic has none.
-    key_model = _fit_keys(key_rows, profile, code_model, [*towards, 0.0])
+    key_model = _fit_keys(key_rows, profile, code_model, towards)
     return (float(plastic[0]), float(plastic[1]), float(plastic[2])), code_model, key_model
 
 
@@ -431,7 +437,7 @@ def _fit_keys(
             relative_sigma=RELATIVE_L_SIGMA,
             mix_towards=towards,
             mix_fraction=KEY_MIX,
-            glare_towards=KEY_GLARE_TOWARDS,
+            glare_towards=GLARE_TOWARDS,
             glare_fraction=KEY_GLARE,
             shading_sigma=SHADING_SIGMA,
             shading_dims=(0, 3),

@@ -43,6 +43,7 @@ from vision.colour import ColourModel, linear_bgr_to_lab, srgb_to_linear
 from vision.profile import BoardProfile
 from vision.reading import (
     EMPTY,
+    OCCLUDED,
     ROW_EMPTY,
     ROW_OCCLUDED,
     ROW_OK,
@@ -67,8 +68,8 @@ IntArray = NDArray[np.intp]
 #: at the edges of the image (lens distortion), and the rim of a peg is shaded.
 CODE_DISC_FRACTION = 0.5
 KEY_DISC_FRACTION = 0.45
-#: The key window's radius (times the key head radius) and what counts as
-#: dark in it (times the plastic's brightness around it).
+#: The window's radius (times the peg head radius) and what counts as dark
+#: in it (times the plastic's brightness around it).
 KEY_WINDOW_FRACTION = 1.3
 DARK_FRACTION = 0.6
 #: The ring (fractions of the peg-head radius) whose colour tells an
@@ -98,6 +99,7 @@ PLASTIC_EDGE_SPREAD = 3.0
 #: its best fit over the possible true values (linear-light factors below),
 #: so a clipped orange that could also be a yellow is "unknown".
 CLIP_LEVEL = 249
+CLIP_SHARE = 0.2
 CLIP_FACTORS = (1.0, 1.15, 1.3, 1.5, 1.75, 2.0, 2.4, 3.0, 4.0)
 
 
@@ -106,9 +108,11 @@ class Features:
     """Per-frame measurements, before classification.
 
     ``code``/``keys``: normalised features per hole, (n_code, 6) and
-    (n_key, 7): CIELAB of the inner disc, then CIELAB of the ring around
-    it (bare plastic around an empty hole, the peg's own rim otherwise);
-    key holes add the dark fraction of a window around them. Code holes are ordered row by row (hole 1 first), then the
+    (n_key, 7): CIELAB of the inner disc, CIELAB of the ring around it
+    (bare plastic around an empty hole, the peg's own rim otherwise); key
+    holes add the dark fraction of a window around them (a dark key peg's
+    whole head, or only an empty hole's smaller opening, wherever in the
+    window they sit). Code holes are ordered row by row (hole 1 first), then the
     secret holes. ``cell_ok``: per plastic probe cell, whether it still
     looks like bare plastic. ``signatures``: per row appearance summary.
     ``plastic_linear``: the plastic model's mean linear BGR (for the
@@ -117,9 +121,9 @@ class Features:
     to be at least the measured one) while some other channel is not
     clipped; ``code_linear``/``key_linear``: the normalised linear BGR of
     the inner discs, from which the reader explores clipped values.
-    ``row_covered``: per row, whether its plastic shows something over it
-    (a cell that is not plastic-like, a step in the light between
-    neighbouring cells, or an edge across a cell).
+    ``row_covered``: per row (then the secret row), whether its plastic
+    shows something over it (a cell that is not plastic-like, a step in the
+    light between neighbouring cells, or an edge across a cell).
     """
 
     code: FloatArray
@@ -255,6 +259,7 @@ class BoardSampler:
                     out.append(beside)
         # The secret holes use the cells beside them too (for local shading).
         secret_origin = np.array(profile.secret_mm)
+        secret_cells: list[int] = []
         for cx, cy in profile.secret_centres_mm():
             beside = []
             for x, y in midlines(cx, cy, secret_origin):
@@ -263,7 +268,10 @@ class BoardSampler:
                 c = add_cell(x, y)
                 if c is not None:
                     beside.append(c)
+                    secret_cells.append(c)
             code_cells.append(beside)
+        # The secret row is checked for cover like a guess row (the last entry).
+        row_cells.append(secret_cells)
         region_cells: list[tuple[float, float]] = []
         for rx, ry, rw, rh in profile.plastic_regions_mm:
             nx = max(int(rw // 8), 1)
@@ -295,7 +303,7 @@ class BoardSampler:
         self._pair_a = np.array(pa, dtype=np.intp)
         self._pair_b = np.array(pb, dtype=np.intp)
         self._pair_row = np.array(prow, dtype=np.intp)
-        self._row_cell_matrix = _local_matrix(self.row_cells, profile.rows, len(all_cells)) > 0
+        self._row_cell_matrix = _local_matrix(self.row_cells, len(self.row_cells), len(all_cells)) > 0
         self.code_cells = tuple(tuple(c) for c in code_cells)
         self.key_cells = tuple(tuple(c) for c in key_cells)
         # Design matrices of the log-linear light model, in units of 100 mm.
@@ -306,7 +314,14 @@ class BoardSampler:
         self._key_local = _local_matrix(self.key_cells, len(key_centres), len(all_cells))
         # Every sample point of every group, in board mm, concatenated so
         # that one gather serves a whole read.
-        groups = (self.code_disc, self.code_ring, self.key_disc, self.key_ring, self.cells, self.key_window)
+        groups = (
+            self.code_disc,
+            self.code_ring,
+            self.key_disc,
+            self.key_ring,
+            self.cells,
+            self.key_window,
+        )
         self._shapes = tuple((len(g.cx), len(g.dx)) for g in groups)
         pts = [
             np.stack(
@@ -376,10 +391,11 @@ class BoardSampler:
         idx = self.frame_indices(image_to_board, frame.shape)
         return self._split(frame.reshape(-1, 3)[idx])
 
-    def _dark_area(self, win: NDArray[np.uint8]) -> FloatArray:
-        """Per key hole: the fraction of its window darker than the plastic around it."""
+    @staticmethod
+    def _dark_area(win: NDArray[np.uint8], outer_mask: NDArray[np.bool_]) -> FloatArray:
+        """Per hole: the fraction of its window darker than the plastic around it."""
         lum = win.astype(np.float32).sum(axis=2)
-        outer = lum[:, self._key_window_outer]
+        outer = lum[:, outer_mask]
         plastic = np.median(outer, axis=1)
         out: FloatArray = np.mean(lum < DARK_FRACTION * plastic[:, None], axis=1).astype(np.float64)
         return out
@@ -440,21 +456,26 @@ class BoardSampler:
         signatures = np.concatenate([code_mean, key_mean], axis=1)
         return Features(
             np.concatenate([code_lab, code_ring_lab], axis=1),
-            np.concatenate([key_lab, key_ring_lab, self._dark_area(key_win)[:, None]], axis=1),
+            np.concatenate([key_lab, key_ring_lab, self._dark_area(key_win, self._key_window_outer)[:, None]], axis=1),
             cell_ok,
             signatures,
             mean_plastic,
-            _clipped(code_med),
-            _clipped(key_med),
+            _clipped(code_med, code_px),
+            _clipped(key_med, key_px),
             code_lin * ref / code_light,
             key_lin * ref / key_light,
             row_covered,
         )
 
 
-def _clipped(med: FloatArray) -> NDArray[np.bool_]:
-    """Per channel: saturated while another channel is not (the hue is uncertain)."""
-    sat = med >= CLIP_LEVEL
+def _clipped(med: FloatArray, px: NDArray[np.uint8]) -> NDArray[np.bool_]:
+    """Per channel: saturated while another channel is not (the hue is uncertain).
+
+    A channel counts as saturated when the kept pixels' median is at the
+    ceiling, or when a good part of the whole disc is (JPEG rings the
+    ceiling down a little, and the brightest pixels were not kept).
+    """
+    sat = (med >= CLIP_LEVEL) | (np.mean(px >= CLIP_LEVEL, axis=1) >= CLIP_SHARE)
     out: NDArray[np.bool_] = sat & (med.min(axis=1) < CLIP_LEVEL - 15)[:, None]
     return out
 
@@ -625,7 +646,10 @@ class BoardReader:
             else:
                 status = ROW_OK
             rows.append(RowReading(r + 1, tuple(holes), keys, status))
-        secret = self._read_secret(sc.best, secret_ok, sc.confidence)
+        if f.row_covered is not None and f.row_covered[p.rows]:
+            secret: tuple[HoleReading, ...] | None = tuple(HoleReading(OCCLUDED, 0.0) for _ in range(p.holes))
+        else:
+            secret = self._read_secret(sc.best, secret_ok, sc.confidence)
         sigs = tuple(tuple(float(v) for v in s) for s in f.signatures)
         return BoardReading(p.name, tuple(rows), secret, None, at_ns, row_signatures=sigs)
 
@@ -653,20 +677,23 @@ def _censored_distances(
     linear: FloatArray | None,
     clipped: NDArray[np.bool_] | None,
 ) -> FloatArray:
-    """Squared distances (n, k); for clipped holes, the best over the values clipping hides."""
+    """Squared distances (n, k); for clipped holes, the best over the values clipping hides.
+
+    Each clipped channel is tried at every factor of ``CLIP_FACTORS``
+    independently (two clipped channels: every pair), since clipping says
+    nothing about how the hidden values compare.
+    """
     d2 = model.distances2(features)
     if linear is None or clipped is None:
         return d2
-    rows = np.flatnonzero(clipped.any(axis=1))
-    if len(rows) == 0:
-        return d2
     factors = np.asarray(CLIP_FACTORS, dtype=np.float64)
-    # (m, T, 3): each clipped channel scaled by each factor.
-    scale = np.where(clipped[rows][:, None, :], factors[None, :, None], 1.0)
-    cand = linear[rows][:, None, :] * scale
-    lab = linear_bgr_to_lab(cand)
-    rest = np.broadcast_to(features[rows][:, None, 3:], (len(rows), len(factors), features.shape[1] - 3))
-    feats = np.concatenate([lab, rest], axis=2).reshape(-1, features.shape[1])
-    cand_d2 = model.distances2(feats).reshape(len(rows), len(factors), -1)
-    d2[rows] = cand_d2.min(axis=1)
+    for i in np.flatnonzero(clipped.any(axis=1)):
+        chans = np.flatnonzero(clipped[i])
+        grids = np.meshgrid(*([factors] * len(chans)), indexing="ij")
+        scale = np.ones((grids[0].size, 3))
+        for c, g in zip(chans, grids, strict=True):
+            scale[:, c] = g.ravel()
+        lab = linear_bgr_to_lab(linear[i][None, :] * scale)
+        rest = np.broadcast_to(features[i, 3:], (len(scale), features.shape[1] - 3))
+        d2[i] = model.distances2(np.concatenate([lab, rest], axis=1)).min(axis=0)
     return d2
