@@ -131,19 +131,20 @@ def calibrated_reader(profile_name: str = "invicta-12x4", *, seed: int = 7) -> t
     """Render a few calibration shots of known contents, calibrate, and
     return ``(profile, reader, easy_conditions)``."""
     from vision.calibration import calibrate, truth_from_record
+    from vision.hardset import calibration_contents
     from vision.profile import load_profile
     from vision.reader import BoardReader
-    from vision.render import Conditions, random_contents, render
+    from vision.render import Conditions, render
 
     profile = load_profile(profile_name)
     conditions = Conditions.easy().with_(width=960, height=540, focal_px=750.0)
-    rng = np.random.default_rng(seed)
     images: list[NDArray[np.uint8]] = []
     truths = []
-    for i, shield_open in enumerate((False, True, False)):
-        contents = random_contents(
-            profile, rng, rows_played=profile.rows - 2 * i, shield_open=shield_open, last_row_marked=True
-        )
+    # Boards that show every palette colour, empty holes and every key
+    # class, as an installer would lay out: random contents could miss a
+    # colour, and the reader refuses colours it never saw.
+    for i, shield_open in enumerate((True, True, False)):
+        contents = calibration_contents(profile, i, shield_open=shield_open)
         images.append(render(profile, contents, conditions, seed=seed + i).image)
         truths.append(truth_from_record(contents_record(contents), profile, where=f"calibration shot {i + 1}"))
     calibration = calibrate(images, truths, profile)
