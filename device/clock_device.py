@@ -33,7 +33,6 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from types import TracebackType
 
 from device.arbiter_menu import ArbiterMenu, MenuAction
 from device.buzzer import Alert
@@ -47,6 +46,7 @@ from device.display.model import (
     until_face_changes_ns,
 )
 from device.hardware import TableHardware
+from device.lifetime import Closeable
 from rules.clock.engine import Clock, ClockEvent, ClockView, PressOutcome
 from rules.errors import PegwatchError
 
@@ -70,7 +70,7 @@ DeviceEvent = ClockEvent | ControlEvent
 EventSink = Callable[[DeviceEvent], object]
 
 
-class TableClockDevice:
+class TableClockDevice(Closeable):
     """Connects the table's buttons, LEDs and buzzer to a clock."""
 
     def __init__(
@@ -410,13 +410,3 @@ class TableClockDevice:
             self._watcher.join(timeout=2)
         self.hardware.close()
 
-    def __enter__(self) -> TableClockDevice:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

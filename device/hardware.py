@@ -25,12 +25,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from types import TracebackType
 from typing import Any
 
 from device.buzzer import Alert, BuzzerSettings, Sounder
 from device.debounce import DEFAULT_LOCKOUT_NS, Change, Debouncer
 from device.errors import ConfigError
+from device.lifetime import Closeable
 from device.pins import PinMap
 
 logger = logging.getLogger(__name__)
@@ -60,7 +60,7 @@ def make_pin_factory(kind: str = "mock") -> Any:
     raise ConfigError(f"pin factory {kind!r} is not known; use one of {', '.join(PIN_FACTORIES)}")
 
 
-class TableHardware:
+class TableHardware(Closeable):
     """The buttons, LEDs and buzzer of one table (see the module docstring)."""
 
     def __init__(
@@ -348,13 +348,3 @@ class TableHardware:
         self.sounder.close()
         self._close_devices()
 
-    def __enter__(self) -> TableHardware:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

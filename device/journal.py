@@ -37,6 +37,7 @@ from pathlib import Path
 from types import MappingProxyType, TracebackType
 from typing import Final
 
+from device.lifetime import Closeable
 from rules.errors import PegwatchError
 
 logger = logging.getLogger(__name__)
@@ -207,7 +208,7 @@ def _check_kind(kind: object) -> str:
     return kind
 
 
-class Journal:
+class Journal(Closeable):
     """A durable, append-only log of the table's events in one SQLite file.
 
     ``Journal(path)`` creates the file (and its directory) unless
@@ -612,16 +613,6 @@ class Journal:
         """Whether :meth:`close` was called."""
         return self._closed
 
-    def __enter__(self) -> Journal:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"Journal({str(self.path)!r})"

@@ -47,6 +47,7 @@ from device.journal import (
     PendingEvent,
     Timeline,
 )
+from device.lifetime import Closeable
 from device.vision_worker import VisionWorker
 from rules.codes import EMPTY
 from rules.match_flow import FlowError, MatchFlow, Outcome, Phase, RowState, replay_events
@@ -83,7 +84,7 @@ class _Queued:
     jpeg: bytes | None = None
 
 
-class TableProgram:
+class TableProgram(Closeable):
     """The table's main loop around a :class:`MatchFlow` (see the module doc).
 
     ``now_ns`` is the time source (``time.monotonic_ns``; the demo gives a
@@ -552,11 +553,6 @@ class TableProgram:
         finally:
             self.journal.close()
 
-    def __enter__(self) -> TableProgram:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def flow_from_journal(

@@ -20,7 +20,8 @@ import os
 import socket
 import time
 from collections.abc import Callable, Mapping
-from types import TracebackType
+
+from device.lifetime import Closeable
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ def notify(state: str, *, environ: Mapping[str, str] | None = None) -> bool:
         return _send(sock, address, state)
 
 
-class Watchdog:
+class Watchdog(Closeable):
     """Keeps systemd's watchdog fed from the table's main loop.
 
     Reads ``NOTIFY_SOCKET``, ``WATCHDOG_USEC`` and ``WATCHDOG_PID`` from
@@ -155,13 +156,3 @@ class Watchdog:
             self._sock.close()
             self._sock = None
 
-    def __enter__(self) -> Watchdog:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
