@@ -42,8 +42,7 @@ from device.display.model import (
     PlayerFace,
     Role,
     Severity,
-    time_unit_ns,
-    until_face_changes_ns,
+    next_visible_change_ns,
 )
 from device.hardware import TableHardware
 from device.lifetime import Closeable
@@ -167,22 +166,12 @@ class TableClockDevice(Closeable):
         )
 
     def next_change_ns(self, now_ns: int) -> int | None:
-        """When the display next changes if nothing else happens (for the display loop).
-
-        The clock's ``next_change_ns`` marks where a rounded-up face would
-        change; faces here round down, so they change one nanosecond later.
-        The face's own arithmetic covers the instant it switches to tenths.
-        """
-        view = self._clock.view(now_ns)
-        if view.on_move is None or not view.running:
-            return None
-        remaining = view.remaining_ns[view.on_move]
-        own = until_face_changes_ns(remaining)
-        clock_due = self._clock.next_change_ns(now_ns, resolution_ns=time_unit_ns(remaining))
-        candidates = [now_ns + own] if own is not None else []
-        if clock_due is not None:
-            candidates.append(clock_due + 1)
-        return min(candidates) if candidates else None
+        """When the display next changes if nothing else happens (for the display loop)."""
+        return next_visible_change_ns(
+            self._clock.view(now_ns),
+            now_ns,
+            lambda at, unit: self._clock.next_change_ns(at, resolution_ns=unit),
+        )
 
     # -- events in ------------------------------------------------------------
 

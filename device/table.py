@@ -39,7 +39,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from device.arbiter_menu import ArbiterMenu, EntryTarget, MenuAction, MenuItem, MenuMode
-from device.display.model import DisplayModel, EntryView, Message, PlayerFace, Role, Severity
+from device.display.model import (
+    DisplayModel,
+    EntryView,
+    Message,
+    PlayerFace,
+    Role,
+    Severity,
+    next_visible_change_ns,
+)
 from device.journal import (
     Journal,
     JournalEvent,
@@ -454,6 +462,17 @@ class TableProgram(Closeable):
         self.submit("camera", {"state": "back" if ok else "lost", "problem": problem[:200]})
 
     # -- the display -----------------------------------------------------------------------
+
+    def next_display_change_ns(self, raw_now: int) -> int | None:
+        """When the display next changes if no event comes (this boot's stamps),
+        so that a display loop sleeps instead of polling."""
+        cont = raw_now + self.offset_ns
+        due = next_visible_change_ns(
+            self.flow.clock_view(cont),
+            cont,
+            lambda at, unit: self.flow.next_change_ns(at, resolution_ns=unit),
+        )
+        return None if due is None else due - self.offset_ns
 
     def display_model(self, raw_now: int | None = None) -> DisplayModel:
         """What the small display shows now (the secret never appears)."""

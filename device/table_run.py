@@ -348,12 +348,21 @@ def _run_interactive(program: TableProgram, cfg: Any, say: Any) -> int:
         if desk is not None:
             say(f"the rendered board: {DeskBoard.KEYS}")
     watchdog.ready("table running")
+    shown_turn: tuple[int | None, bool] | None = None
     try:
         while not stop.is_set():
-            program.step(timeout=0.02)
-            on_move = program.running_seat(program.now_ns())
-            hardware.show_turn(on_move, paused=program.flow.paused)
-            if display_loop is not None:
+            # The short timeout bounds how late a flag is noticed; the flag's
+            # instant itself comes from the stamps, not from this loop.
+            handled = program.step(timeout=0.02)
+            turn = (program.running_seat(program.now_ns()), program.flow.paused)
+            turned = turn != shown_turn
+            if turned:
+                hardware.show_turn(turn[0], paused=turn[1])
+                shown_turn = turn
+            # Between events the display loop wakes itself at the next
+            # visible change; waking it on every poll would cost CPU a Pi
+            # Zero does not have.
+            if display_loop is not None and (handled or turned):
                 display_loop.wake()
     except KeyboardInterrupt:
         pass
@@ -379,5 +388,12 @@ def _display_loop(cfg: Any, program: TableProgram) -> Any:
     except Exception as exc:  # the clock goes on without a display
         logger.error("display not started: %s", exc)
         return None
-    loop = DisplayLoop(display, program.display_model)
+    loop = DisplayLoop(
+        display,
+        program.display_model,
+        next_change_at=program.next_display_change_ns,
+        fps=settings.fps if not isinstance(settings, str) else 10.0,
+        retry_s=settings.retry_s if not isinstance(settings, str) else 5.0,
+        reopen=(lambda: open_display(settings)),
+    )
     return loop.start()

@@ -15,7 +15,10 @@ shows as ``0.1``.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+
+from rules.clock.engine import ClockView
 
 NS_PER_S = 1_000_000_000
 NS_PER_TENTH = NS_PER_S // 10
@@ -67,6 +70,31 @@ def until_face_changes_ns(remaining_ns: int) -> int | None:
         return remaining_ns
     unit = time_unit_ns(remaining_ns)
     return remaining_ns - remaining_ns // unit * unit + 1
+
+
+def next_visible_change_ns(
+    view: ClockView,
+    now_ns: int,
+    clock_next_change_ns: Callable[[int, int], int | None],
+) -> int | None:
+    """When the running player's face next changes if nothing else happens.
+
+    ``clock_next_change_ns(at_ns, resolution_ns)`` is the clock's own answer
+    (:meth:`rules.clock.Clock.next_change_ns`), which marks where a
+    rounded-up face would change; faces here round down, so they change one
+    nanosecond later. The face's own arithmetic covers the instant it
+    switches to tenths. ``None`` when no time runs: the display loop then
+    sleeps until it is woken.
+    """
+    if view.on_move is None or not view.running:
+        return None
+    remaining = view.remaining_ns[view.on_move]
+    own = until_face_changes_ns(remaining)
+    candidates = [now_ns + own] if own is not None else []
+    clock_due = clock_next_change_ns(now_ns, time_unit_ns(remaining))
+    if clock_due is not None:
+        candidates.append(clock_due + 1)
+    return min(candidates) if candidates else None
 
 
 class Role(enum.Enum):
