@@ -176,7 +176,7 @@ def judge_game(record: GameRecord, variant: Variant | None = None) -> GameVerdic
         # Never accuse on a guess: a half-read secret judges nothing.
         notes.append("the secret was not fully read, so the game is judged as if unseen")
         secret = None
-    unread = tuple(n for n, row in enumerate(rows, start=1) if not is_read(row.guess))
+    unread = tuple(n for n, row in enumerate(rows, start=1) if not row.is_read)
     for number in unread:
         notes.append(f"row {number} was not fully read, so it is not judged")
     illegal_rows, illegal_secret = _check_legality(record, variant)

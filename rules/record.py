@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from rules.codes import Code, Feedback
+from rules.codes import UNREAD, Code, Feedback, is_read
 from rules.errors import PegwatchError
 from rules.variants import Scoring, UnknownVariantError, Variant, get_variant
 
@@ -46,19 +46,32 @@ class Role(Enum):
 
 @dataclass(frozen=True)
 class Row:
-    """One confirmed guess and its key pegs (``marks`` is None while unmarked)."""
+    """One confirmed guess and its key pegs.
+
+    ``marks`` is None while the row is unmarked, or when the key pegs were
+    there but could not be read: then ``marks_unread`` says why ("unknown"
+    or "occluded", the camera's words) and the row is never judged.
+    """
 
     guess: Code
     marks: Feedback | None
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    marks_unread: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain data in the record format."""
         out: dict[str, Any] = dict(self.extra)
         out["guess"] = list(self.guess)
-        out["black"] = None if self.marks is None else self.marks.black
-        out["white"] = None if self.marks is None else self.marks.white
+        if self.marks is not None:
+            out["black"], out["white"] = self.marks.black, self.marks.white
+        else:
+            out["black"] = out["white"] = self.marks_unread
         return out
+
+    @property
+    def is_read(self) -> bool:
+        """Whether both the guess and the marks (if any) were read."""
+        return is_read(self.guess) and self.marks_unread is None
 
 
 @dataclass(frozen=True)
@@ -173,6 +186,18 @@ class _Parser:
         black_given = d.get("black") is not None
         white_given = d.get("white") is not None
         marks: Feedback | None = None
+        unread = {d.get("black"), d.get("white")} & UNREAD
+        if unread:
+            # The key pegs are there but the camera could not count them:
+            # "unknown"/"occluded" in both places, never one count and one doubt.
+            if d.get("black") != d.get("white"):
+                raise self.fail(
+                    where,
+                    f'black {_show(d.get("black"))} and white {_show(d.get("white"))}: '
+                    'an unread count is "unknown" or "occluded" in both',
+                )
+            extra = {k: v for k, v in d.items() if k not in ("guess", "black", "white")}
+            return Row(guess, None, extra, marks_unread=unread.pop())
         if black_given or white_given:
             if not (black_given and white_given):
                 missing = "white" if black_given else "black"

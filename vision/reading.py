@@ -138,12 +138,23 @@ class BoardReading:
         Rows after the last non-empty row are left out, as in a game record.
         """
         rows: list[dict[str, Any]] = []
-        for r in self.played_rows:
+        played = self.played_rows
+        for i, r in enumerate(played):
+            black: int | str | None = r.keys.black
+            white: int | str | None = r.keys.white
+            if not r.keys.is_certain:
+                # Never a count the camera is unsure of: the judge skips the row.
+                black = white = OCCLUDED if r.keys.status == OCCLUDED else UNKNOWN
+            elif i == len(played) - 1 and r.keys.black == r.keys.white == 0:
+                # Bare key holes on the last row: most likely not marked yet,
+                # and a photo cannot tell that from "no pegs". Unmarked is the
+                # reading that can never accuse.
+                black = white = None
             rows.append(
                 {
                     "guess": [h.colour for h in r.holes],
-                    "black": r.keys.black,
-                    "white": r.keys.white,
+                    "black": black,
+                    "white": white,
                     "confidence": [round(h.confidence, 4) for h in r.holes],
                     "status": r.status,
                     "keys_status": r.keys.status,
@@ -204,15 +215,19 @@ class BoardReading:
                     f"{at}.guess: {len(guess)} colours, the board has {n_holes} holes"
                 )
             conf = _confidences(raw.get("confidence"), len(guess), f"{at}.confidence")
-            black = _count(raw.get("black", 0), f"{at}.black")
-            white = _count(raw.get("white", 0), f"{at}.white")
+            raw_black, raw_white = raw.get("black"), raw.get("white")
+            # to_record's forms: null while unmarked (bare key holes), or
+            # "unknown"/"occluded" when the counts were not read.
+            unread_keys = raw_black if raw_black in (UNKNOWN, OCCLUDED) else None
+            black = 0 if raw_black is None or unread_keys else _count(raw_black, f"{at}.black")
+            white = 0 if raw_white is None or unread_keys else _count(raw_white, f"{at}.white")
             if keys_per_row is not None and black + white > keys_per_row:
                 raise ReadingRecordError(
                     f"{at}: black {black} + white {white} exceeds the {keys_per_row} key holes"
                 )
             n_keys = keys_per_row if keys_per_row is not None else len(guess)
             key_empty = raw.get("key_empty", max(n_keys - black - white, 0))
-            key_status = raw.get("keys_status")
+            key_status = raw.get("keys_status", unread_keys)
             if key_status is None:
                 key_status = ROW_EMPTY if black + white == 0 else ROW_OK
             kconf = raw.get("keys_confidence", 1.0)

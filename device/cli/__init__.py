@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -55,6 +56,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Bad input gets one line naming what and where, never a traceback.
         print(f"pegwatch {args.command}: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`pegwatch judge x.json | head`): not an error.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as exc:
         where = f" {exc.filename}" if exc.filename else ""
         print(f"pegwatch {args.command}:{where}: {exc.strerror or exc}", file=sys.stderr)

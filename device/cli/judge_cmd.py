@@ -74,7 +74,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _marks(marks: Feedback | None) -> str:
+def _marks(marks: Feedback | None, unread: str | None = None) -> str:
+    if unread is not None:
+        return f"marks {unread}"
     return "unmarked" if marks is None else f"{marks.black} black {marks.white} white"
 
 
@@ -104,7 +106,7 @@ def format_game(record: GameRecord, verdict: GameVerdict, variant: Variant, inde
         if number in illegal:
             remark += "  ILLEGAL"
         lines.append(
-            f"{indent}  row {number:2d}  {' '.join(row.guess):<{width}}  {_marks(row.marks)}{remark}"
+            f"{indent}  row {number:2d}  {' '.join(row.guess):<{width}}  {_marks(row.marks, row.marks_unread)}{remark}"
         )
     if record.timeout is not None:
         lines.append(f"{indent}  timeout: the {record.timeout.value}'s time ran out")

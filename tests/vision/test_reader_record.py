@@ -47,3 +47,48 @@ def test_parse_truth_and_roundtrip():
 def test_bad_records_name_the_place(record, match):
     with pytest.raises(ReadingRecordError, match=match):
         BoardReading.from_record(record, holes=4, board_rows=12, keys_per_row=4, where="t.json")
+
+
+def _reading(keys_last, keys_first=("ok", 1, 1)):
+    from vision.reading import HoleReading, KeyReading, RowReading
+
+    def row(n, colours, keys):
+        status, black, white = keys
+        return RowReading(
+            row=n,
+            holes=tuple(HoleReading(c, 0.99) for c in colours),
+            keys=KeyReading(black, white, 4 - black - white, 0.9, status),
+            status="ok" if status in ("ok", "empty") else status,
+        )
+
+    rows = (
+        row(1, ("red", "green", "blue", "yellow"), keys_first),
+        row(2, ("red", "yellow", "green", "green"), keys_last),
+    )
+    return BoardReading("invicta-12x4", rows, None, None, 0)
+
+
+@pytest.mark.parametrize("status", ["unknown", "occluded"])
+def test_uncounted_keys_never_reach_the_judge_as_numbers(status):
+    """Never accuse on a guess: a key count the reader is unsure of is written
+    as "unknown"/"occluded", which the judge does not judge."""
+    from rules.judge import judge_game
+    from rules.record import parse_record
+
+    rec = _reading(("ok", 1, 1), keys_first=(status, 2, 0)).to_record()
+    assert rec["rows"][0]["black"] == rec["rows"][0]["white"] == status
+    rec["secret"] = ["red", "red", "yellow", "blue"]
+    verdict = judge_game(parse_record(rec))
+    assert verdict.mismarked_row is None and 1 in verdict.unread_rows
+    again = BoardReading.from_record(rec)
+    assert again.rows[0].keys.status == status and not again.rows[0].keys.is_certain
+
+
+def test_bare_key_holes_on_the_last_row_read_as_unmarked():
+    """A photo cannot tell "not marked yet" from "marked with no pegs" on the
+    last row; unmarked is the reading that can never accuse."""
+    rec = _reading(("empty", 0, 0)).to_record()
+    assert rec["rows"][1]["black"] is None and rec["rows"][1]["white"] is None
+    assert rec["rows"][0]["black"] == 1
+    again = BoardReading.from_record(rec)
+    assert (again.rows[1].keys.black, again.rows[1].keys.white) == (0, 0)
