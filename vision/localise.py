@@ -239,6 +239,27 @@ def _edge_map(gray: NDArray[np.float32]) -> NDArray[np.float32]:
     return mag
 
 
+def _hole_edges(
+    profile: BoardProfile,
+    frame: NDArray[np.uint8],
+    image_to_board: NDArray[np.float64],
+    pts: NDArray[np.float64],
+    search_mm: float,
+    px_per_mm: float,
+) -> tuple[NDArray[np.float32], tuple[float, float]]:
+    """The edge map of the board around ``pts`` (board mm), warped in grey at
+    low resolution; only the part with holes, for speed. Returns the map and
+    the board mm at its top-left pixel."""
+    pad = search_mm + profile.code_hole_diameter_mm + 2.0
+    x0, y0 = pts.min(axis=0) - pad
+    x1, y1 = pts.max(axis=0) + pad
+    gray_frame = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
+    to_grid = np.array([[px_per_mm, 0, -x0 * px_per_mm], [0, px_per_mm, -y0 * px_per_mm], [0, 0, 1]]) @ image_to_board
+    size = (round((x1 - x0) * px_per_mm), round((y1 - y0) * px_per_mm))
+    gray = cv2.warpPerspective(gray_frame, to_grid, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return _edge_map(np.asarray(gray, dtype=np.float32)), (float(x0), float(y0))
+
+
 def measure_grid(
     profile: BoardProfile,
     frame: NDArray[np.uint8],
@@ -254,16 +275,9 @@ def measure_grid(
     responses), the patch is correlated with a ring of the hole's size, and
     the peak's sub-pixel offset is the row's shift.
     """
-    # Warp only the part of the board that has holes, in grey, at low resolution.
-    all_pts = np.array(profile.all_hole_centres_mm())
-    pad = search_mm + profile.code_hole_diameter_mm + 2.0
-    x0, y0 = all_pts.min(axis=0) - pad
-    x1, y1 = all_pts.max(axis=0) + pad
-    gray_frame = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
-    to_grid = np.array([[px_per_mm, 0, -x0 * px_per_mm], [0, px_per_mm, -y0 * px_per_mm], [0, 0, 1]]) @ image_to_board
-    size = (round((x1 - x0) * px_per_mm), round((y1 - y0) * px_per_mm))
-    gray = cv2.warpPerspective(gray_frame, to_grid, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    edges = _edge_map(np.asarray(gray, dtype=np.float32))
+    edges, (x0, y0) = _hole_edges(
+        profile, frame, image_to_board, np.array(profile.all_hole_centres_mm()), search_mm, px_per_mm
+    )
     s = math.ceil(search_mm * px_per_mm)
     kinds = (
         (profile.code_hole_diameter_mm, profile.hole_centres_mm),
@@ -325,14 +339,7 @@ def _per_hole(
     px_per_mm: float = GRID_PX_PER_MM,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Each hole searched on its own: (N×2 shift in mm, N contrast)."""
-    pad = search_mm + profile.code_hole_diameter_mm + 2.0
-    x0, y0 = pts.min(axis=0) - pad
-    x1, y1 = pts.max(axis=0) + pad
-    gray_frame = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
-    to_grid = np.array([[px_per_mm, 0, -x0 * px_per_mm], [0, px_per_mm, -y0 * px_per_mm], [0, 0, 1]]) @ image_to_board
-    size = (round((x1 - x0) * px_per_mm), round((y1 - y0) * px_per_mm))
-    gray = cv2.warpPerspective(gray_frame, to_grid, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    edges = _edge_map(np.asarray(gray, dtype=np.float32))
+    edges, (x0, y0) = _hole_edges(profile, frame, image_to_board, pts, search_mm, px_per_mm)
     s = math.ceil(search_mm * px_per_mm)
     shifts = np.zeros((len(pts), 2))
     contrast = np.zeros(len(pts))
