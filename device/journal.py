@@ -512,13 +512,13 @@ class Journal(Closeable):
     ) -> None:
         """Keep the JPEG ``image`` and ``reading`` behind the row confirmed by event ``event_seq``.
 
-        A row may collect several pieces of evidence (a re-read after the
-        arbiter's check); :meth:`evidence` returns the latest.
+        Row 0 is the secret. A row may collect several pieces of evidence (a
+        re-read after the arbiter's check); :meth:`evidence` returns the latest.
         """
         where = f"evidence for game {game} row {row}"
-        for name, number in (("event_seq", event_seq), ("game", game), ("row", row)):
-            if isinstance(number, bool) or not isinstance(number, int) or number < 1:
-                raise JournalError(f"{where}: {name} must be an int >= 1, got {number!r}")
+        for name, number, least in (("event_seq", event_seq, 1), ("game", game, 1), ("row", row, 0)):
+            if isinstance(number, bool) or not isinstance(number, int) or number < least:
+                raise JournalError(f"{where}: {name} must be an int >= {least}, got {number!r}")
         if not isinstance(image, bytes | bytearray | memoryview):
             raise JournalError(f"{where}: image must be JPEG bytes, got {type(image).__name__}")
         blob = bytes(image)

@@ -173,7 +173,8 @@ class VisionWorker:
             with self._lock:
                 self._answered.add(done_key)
                 self._progress.pop(key, None)
-            jpeg = self._jpeg(frame) if self.evidence and request.row >= 1 else None
+            # Row 0 is the secret: its frame is the evidence for the final judgement.
+            jpeg = self._jpeg(frame) if self.evidence else None
             answer["frame_ns"] = at_ns
             self.submit("reading", answer, at_ns, jpeg)
         return reading

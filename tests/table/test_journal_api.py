@@ -220,9 +220,19 @@ def test_evidence_bad_input(tmp_path):
             journal.store_evidence(event_seq=event.seq, game=1, row=1, image=b"\x89PNG", reading={})
         with pytest.raises(JournalError, match="no event 99"):
             journal.store_evidence(event_seq=99, game=1, row=1, image=jpeg(), reading={})
-        with pytest.raises(JournalError, match="row must be an int >= 1"):
-            journal.store_evidence(event_seq=event.seq, game=1, row=0, image=jpeg(), reading={})
+        with pytest.raises(JournalError, match="row must be an int >= 0"):
+            journal.store_evidence(event_seq=event.seq, game=1, row=-1, image=jpeg(), reading={})
+        with pytest.raises(JournalError, match="game must be an int >= 1"):
+            journal.store_evidence(event_seq=event.seq, game=0, row=1, image=jpeg(), reading={})
         assert journal.all_evidence() == []
+
+
+def test_evidence_of_the_secret_is_row_0(tmp_path):
+    with Journal(tmp_path / "j.sqlite") as journal:
+        event = journal.append("reading", {"phase": "secret"}, at_ns=1)
+        journal.store_evidence(event_seq=event.seq, game=1, row=0, image=jpeg(), reading={"phase": "secret"})
+        piece = journal.evidence(1, 0)
+        assert piece is not None and piece.row == 0 and piece.reading == {"phase": "secret"}
 
 
 def test_appends_from_several_threads_stay_contiguous(tmp_path):
