@@ -25,7 +25,8 @@ Events (``kind`` and payload keys; every event also has its ``at_ns``):
     (``phase`` ``guess`` or ``marks``), or the secret row (``phase``
     ``secret``, with ``code`` and ``shield``: ``"closed"`` at the start,
     ``"open"`` at the end). A ``status`` other than ``"ok"`` (``unknown``,
-    ``occluded``) is never judged: the row waits for the arbiter.
+    ``occluded``, or ``hidden`` for a code the camera could not see under a
+    closed shield) is never judged: the row waits for the arbiter.
 ``arbiter {action, ...}``
     ``pause``, ``resume``, ``adjust {player, delta_ns}``, ``confirm_row
     {game, row, guess, black, white, by}`` (the arbiter, or both players
@@ -34,8 +35,9 @@ Events (``kind`` and payload keys; every event also has its ``at_ns``):
     entered by hand: it also fills halves the camera never answered and
     corrects halves it read (a dispute), in any row of a game not yet
     judged; it is judged like any confirmed row.
-``boot``
-    The table program started again on this journal: the clock comes back
+``boot {after_seq}``
+    The table program started again on this journal (after event
+    ``after_seq``, the last one of the previous run): the clock comes back
     paused at that instant and waits for the arbiter's ``resume``.
 ``verdict``
     Derived: the table journals what :meth:`MatchFlow.apply` returns, for

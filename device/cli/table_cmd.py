@@ -14,8 +14,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="run the table: clock, camera, display and journal (simulated off the Pi)",
         description="Run a whole MSO match at the table from the table configuration. "
         "Off the Pi the devices are simulated: keys a / l are the players' buttons, "
-        "space the arbiter's (pause/resume), c confirms a row the camera could not read, "
-        "q quits.",
+        "space the arbiter's short press (pause, resume, or confirm a row waiting for a check), "
+        "m holds it (the arbiter menu: enter a row by hand, adjust a time), "
+        "c confirms a row the camera could not read, q quits.",
     )
     p.add_argument("--config", metavar="FILE", help="table configuration (default: $PEGWATCH_CONFIG "
                    "or firmware_config/pegwatch.toml)")
@@ -93,7 +94,7 @@ def _replay(args: argparse.Namespace) -> int:
     else:
         flow = result.flow
         print(f"{args.journal}: {result.events} events, {len(result.verdicts)} verdicts; "
-              f"match {flow.phase.value.replace('_', ' ')}")
+              f"phase: {flow.phase.value.replace('_', ' ')}")
         if flow.match_verdict is not None:
             mv = flow.match_verdict
             print("result: " + ", ".join(
