@@ -3,7 +3,10 @@
 A long arbiter press opens it (the clock is paused first). Inside it:
 
 * **items** -- a short arbiter press steps to the next item, a long press
-  chooses it: BACK (close), ADJUST, UNDO, PRESET, MUTE.
+  chooses it: BACK (close), ADJUST, UNDO, PRESET, MUTE. MUTE toggles the
+  buzzer (a "mute" action; the owner decides which way and sets
+  :attr:`ArbiterMenu.muted`, so the item reads UNMUTE while muted) and
+  the menu stays on it.
 * **adjust** -- a short arbiter press steps the amount (+10 s, +1 s, -1 s,
   -10 s, +1 min, -1 min); a player's button gives that amount to that
   player; a long arbiter press goes back to the items.
@@ -246,6 +249,8 @@ class ArbiterMenu:
         self.steps_s = tuple(steps_s)
         self.items = tuple(items)
         self.targets: Mapping[MenuItem, EntryTarget] = {}
+        #: Whether the buzzer is muted now (kept by the owner): MUTE reads UNMUTE.
+        self.muted = False
         self.mode = MenuMode.CLOSED
         self.entry: RowEntry | None = None
         self._item = MenuItem.BACK
@@ -342,6 +347,8 @@ class ArbiterMenu:
     def caption(self) -> str | None:
         """One short line for the display, or ``None`` when closed."""
         if self.mode is MenuMode.ITEMS:
+            if self.item is MenuItem.MUTE and self.muted:
+                return "MENU: UNMUTE"
             return f"MENU: {self.item.value}"
         if self.mode is MenuMode.ADJUST:
             step = self.steps_s[self._step]

@@ -1,8 +1,25 @@
 """The table's buzzer: low-time warnings, the flag and alerts, with mute.
 
-Patterns play on a worker thread of their own, so that sounding the flag
-never delays the clock. :class:`BuzzerSettings` is the parsed ``[buzzer]``
-section of the table configuration.
+Patterns play on a worker thread of their own (:class:`Sounder`), so that
+sounding the flag never delays the clock: :meth:`Sounder.sound` only
+queues. :class:`BuzzerSettings` is the parsed ``[buzzer]`` section of the
+table configuration.
+
+The patterns (beep lengths from ``short_beep_ms`` and ``long_beep_ms``):
+
+* **low time** -- one short beep when a player's time drops to a
+  ``low_time_warnings_s`` threshold;
+* **alert** -- two short beeps when something needs a person: a mis-mark
+  verdict, marks no code fits, a row or the secret to check (CHECK ROW), an
+  illegal guess, the camera gone, the journal's alarm (disk full), a
+  clock message of alarm severity;
+* **flag** -- three long beeps when a player's time runs out.
+
+Which low-time warnings are due is decided in one place,
+:class:`LowTimeWarnings`, used by the bare clock
+(:class:`device.clock_device.TableClockDevice`) and by the match table
+(:class:`device.table.TableProgram`): a pure function of two readings of
+the clock, so it does not matter how often they are taken.
 """
 
 from __future__ import annotations
@@ -11,8 +28,8 @@ import enum
 import logging
 import queue
 import threading
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from device.errors import ConfigError
@@ -28,7 +45,80 @@ class Alert(enum.Enum):
     FLAG = "flag"
     """A player's time ran out: three long beeps."""
     ALERT = "alert"
-    """Something needs the arbiter (mis-mark, camera problem): two short beeps."""
+    """Something needs the arbiter (mis-mark, row to check, camera, disk): two short beeps."""
+
+
+@dataclass(frozen=True)
+class LowTimeWarnings:
+    """Which low-time warnings each player has had: pure and immutable.
+
+    A threshold is *crossed* when a player's remaining time goes from above
+    it to at or below it between two readings of the clock (by running, or
+    by an arbiter taking time away). Each threshold sounds once per player
+    per game: a crossed threshold is remembered, and time coming back above
+    it (a Fischer increment) does not re-arm it; only an arbiter
+    adjustment does (:meth:`rearm`). A crossing that ends at zero is the
+    flag's business, not a warning. Start afresh (:meth:`start`) for each
+    game.
+
+    >>> w = LowTimeWarnings.start([30 * 10**9, 10 * 10**9], players=2)
+    >>> w, due = w.advance((240 * 10**9, 31 * 10**9), (240 * 10**9, 29 * 10**9))
+    >>> due
+    (1,)
+    >>> w.advance((240 * 10**9, 29 * 10**9), (240 * 10**9, 28 * 10**9))[1]
+    ()
+    """
+
+    #: The thresholds in nanoseconds, largest first.
+    thresholds_ns: tuple[int, ...]
+    #: Per player, the thresholds already crossed in this game.
+    warned: tuple[frozenset[int], ...]
+
+    @classmethod
+    def start(cls, thresholds_ns: Sequence[int], *, players: int) -> LowTimeWarnings:
+        """No warning given yet to any of *players*."""
+        thresholds = tuple(sorted({int(t) for t in thresholds_ns if t > 0}, reverse=True))
+        return cls(thresholds, (frozenset(),) * players)
+
+    def advance(
+        self, before_ns: Sequence[int], after_ns: Sequence[int]
+    ) -> tuple[LowTimeWarnings, tuple[int, ...]]:
+        """From the remaining times at one reading to those at the next.
+
+        Returns the new state and the players who get a warning now, in
+        order: one beep each however many thresholds they crossed at once.
+        """
+        warned = list(self.warned)
+        due: list[int] = []
+        for player, (before, after) in enumerate(zip(before_ns, after_ns, strict=True)):
+            crossed = {
+                t for t in self.thresholds_ns
+                if after <= t < before and t not in warned[player]
+            }
+            if not crossed:
+                continue
+            warned[player] = warned[player] | crossed
+            if after > 0:
+                due.append(player)
+        if not due and warned == list(self.warned):
+            return self, ()
+        return replace(self, warned=tuple(warned)), tuple(due)
+
+    def rearm(self, player: int, remaining_ns: int) -> LowTimeWarnings:
+        """The arbiter gave *player* time back: thresholds now below their
+        *remaining_ns* may sound again."""
+        kept = frozenset(t for t in self.warned[player] if t >= remaining_ns)
+        if kept == self.warned[player]:
+            return self
+        warned = list(self.warned)
+        warned[player] = kept
+        return replace(self, warned=tuple(warned))
+
+    def next_due_in_ns(self, player: int, remaining_ns: int) -> int | None:
+        """How much longer *player*'s time runs until their next warning
+        (``None``: no threshold left below *remaining_ns*)."""
+        below = [t for t in self.thresholds_ns if 0 < t < remaining_ns and t not in self.warned[player]]
+        return remaining_ns - max(below) if below else None
 
 
 _KINDS = ("active", "tonal")
@@ -121,8 +211,12 @@ class Sounder:
 
     *device* is a ``gpiozero.Buzzer`` (``on``/``off``) or a
     ``gpiozero.TonalBuzzer`` (``play``/``stop``), or ``None`` when no buzzer
-    is fitted (alerts are then only recorded). :meth:`sound` returns at
-    once; patterns queue up and play one after another.
+    is fitted (alerts are then only recorded in :attr:`played`).
+    :meth:`sound` returns at once, whatever thread calls it: patterns queue
+    up and play one after another on the worker, which alone waits between
+    beeps. An alert already waiting to play is not queued twice (a camera
+    that comes and goes must not leave a minute of beeps behind). Muting
+    silences a pattern that is playing at once, not at its next beep.
     """
 
     def __init__(self, device: Any, settings: BuzzerSettings) -> None:
@@ -131,14 +225,22 @@ class Sounder:
         self._muted = settings.muted
         self._queue: queue.Queue[Alert | None] = queue.Queue()
         self._stop = threading.Event()
+        # Set by mute() and close(): cuts short the wait inside a beep.
+        self._interrupt = threading.Event()
         self._idle = threading.Event()
         self._idle.set()
         self._lock = threading.Lock()
         self._pending = 0
+        self._waiting: set[Alert] = set()
         self.played: list[Alert] = []
         """Every alert actually sounded (not muted), in order."""
         self._thread = threading.Thread(target=self._run, name="pegwatch-buzzer", daemon=True)
         self._thread.start()
+
+    @property
+    def settings(self) -> BuzzerSettings:
+        """The ``[buzzer]`` settings: patterns and low-time thresholds."""
+        return self._settings
 
     @property
     def is_muted(self) -> bool:
@@ -152,13 +254,17 @@ class Sounder:
     def mute(self) -> None:
         """Silence the buzzer, including a pattern that is playing."""
         self._muted = True
+        self._interrupt.set()
 
     def unmute(self) -> None:
         self._muted = False
 
     def toggle_mute(self) -> bool:
         """Flip mute; return the new :attr:`is_muted`."""
-        self._muted = not self._muted
+        if self._muted:
+            self.unmute()
+        else:
+            self.mute()
         return self._muted
 
     def sound(self, alert: Alert) -> None:
@@ -166,6 +272,9 @@ class Sounder:
         if self._muted or self._stop.is_set():
             return
         with self._lock:
+            if alert in self._waiting:
+                return
+            self._waiting.add(alert)
             self._pending += 1
             self._idle.clear()
         self._queue.put(alert)
@@ -179,6 +288,7 @@ class Sounder:
         if self._stop.is_set():
             return
         self._stop.set()
+        self._interrupt.set()
         self._queue.put(None)
         self._thread.join(timeout=2)
         self._off()
@@ -188,8 +298,11 @@ class Sounder:
             alert = self._queue.get()
             if alert is None:
                 return
+            with self._lock:
+                self._waiting.discard(alert)
+            self._interrupt.clear()
             try:
-                if not self._muted:
+                if not self._muted and not self._stop.is_set():
                     self.played.append(alert)
                     self._play(self._settings.pattern(alert))
             except Exception:
@@ -206,10 +319,10 @@ class Sounder:
             if self._muted or self._stop.is_set():
                 break
             self._on()
-            self._stop.wait(on_s)
+            self._interrupt.wait(on_s)
             self._off()
-            if off_s:
-                self._stop.wait(off_s)
+            if off_s and not (self._muted or self._stop.is_set()):
+                self._interrupt.wait(off_s)
 
     def _on(self) -> None:
         if self._device is None:

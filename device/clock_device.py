@@ -21,9 +21,11 @@ Buttons, as the players and the arbiter use them:
   menu (:mod:`device.arbiter_menu`).
 
 The outputs follow every change: the LED of the player on move (blinking
-while paused), the buzzer at each low-time threshold and at a flag. Flags
-fall lazily in the clock; a watcher thread wakes at the exact instant the
-next flag or warning is due (or call :meth:`TableClockDevice.tick`).
+while paused), the buzzer at each low-time threshold (decided by
+:class:`device.buzzer.LowTimeWarnings`, as at the match table) and at a
+flag. Flags fall lazily in the clock; a watcher thread wakes at the exact
+instant the next flag or warning is due (or call
+:meth:`TableClockDevice.tick`).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from device.arbiter_menu import ArbiterMenu, MenuAction
-from device.buzzer import Alert
+from device.buzzer import Alert, LowTimeWarnings
 from device.display.model import (
     DisplayModel,
     Message,
@@ -103,6 +105,7 @@ class TableClockDevice(Closeable):
         self.presets = dict(presets or {})
         self.first_player = first_player
         self.menu = ArbiterMenu(players=clock.players, presets=tuple(self.presets))
+        self.menu.muted = hardware.sounder.is_muted
         self.row: int | None = None
         self.message: Message | None = None
         self.banner: str | None = None
@@ -116,7 +119,8 @@ class TableClockDevice(Closeable):
             else tuple(sorted(low_time_warnings_ns, reverse=True))
         )
         self.low_time_warnings_ns = tuple(thresholds)
-        self._warned: list[set[int]] = [set() for _ in range(clock.players)]
+        self._low_time = LowTimeWarnings.start(self.low_time_warnings_ns, players=clock.players)
+        self._remaining_seen = clock.view(now_ns()).remaining_ns
         self._flags_seen: tuple[int, ...] = ()
         self._paused_by_press = False
         self._closed = False
@@ -200,6 +204,10 @@ class TableClockDevice(Closeable):
             try:
                 if isinstance(event, ClockEvent):
                     outcome = self._clock.apply(event)
+                    if event.kind == "adjust" and event.player is not None:
+                        # Time given back by the arbiter re-arms its warnings.
+                        remaining = self._clock.view(event.at_ns).remaining_ns[event.player]
+                        self._low_time = self._low_time.rearm(event.player, remaining)
                 else:
                     self._apply_control(event)
             except PegwatchError as exc:
@@ -289,8 +297,10 @@ class TableClockDevice(Closeable):
     def _apply_control(self, event: ControlEvent) -> None:
         if event.kind == "mute":
             self.hardware.sounder.mute()
+            self.menu.muted = True
         elif event.kind == "unmute":
             self.hardware.sounder.unmute()
+            self.menu.muted = False
         elif event.kind == "menu-open":
             self.menu.open()
         elif event.kind == "menu-close":
@@ -306,7 +316,8 @@ class TableClockDevice(Closeable):
                     f"the table has {self.hardware.players}"
                 )
             self._clock = clock
-            self._warned = [set() for _ in range(clock.players)]
+            self._low_time = LowTimeWarnings.start(self.low_time_warnings_ns, players=clock.players)
+            self._remaining_seen = clock.view(event.at_ns).remaining_ns
             self._flags_seen = ()
             self.message = None
         else:
@@ -341,19 +352,12 @@ class TableClockDevice(Closeable):
                             logger.exception("flag handler failed")
         elif not view.flags and self._flags_seen:
             self._flags_seen = ()  # an arbiter adjustment lifted the flag
-        if view.running and view.on_move is not None:
-            player = view.on_move
-            remaining = view.remaining_ns[player]
-            due = [t for t in self.low_time_warnings_ns
-                   if remaining <= t and t not in self._warned[player]]
-            if due and remaining > 0:
-                # One beep however many thresholds were crossed at once.
-                self._warned[player].update(due)
-                self.hardware.sound(Alert.LOW_TIME)
-                changed = True
-            for t in self.low_time_warnings_ns:
-                if remaining > t:  # time given back by the arbiter re-arms it
-                    self._warned[player].discard(t)
+        self._low_time, warn = self._low_time.advance(self._remaining_seen, view.remaining_ns)
+        self._remaining_seen = view.remaining_ns
+        if warn:
+            # One beep however many thresholds were crossed at once.
+            self.hardware.sound(Alert.LOW_TIME)
+            changed = True
         return changed
 
     def _changed(self) -> None:
@@ -368,10 +372,8 @@ class TableClockDevice(Closeable):
         if not view.running or view.on_move is None:
             return None
         remaining = view.remaining_ns[view.on_move]
-        due = [now_ns + remaining]
-        due += [now_ns + remaining - t for t in self.low_time_warnings_ns
-                if t < remaining and t not in self._warned[view.on_move]]
-        return min(due)
+        warning = self._low_time.next_due_in_ns(view.on_move, remaining)
+        return now_ns + (remaining if warning is None else min(remaining, warning))
 
     def _watch(self) -> None:
         while not self._closed:

@@ -21,6 +21,18 @@ entry is committed as an ``arbiter confirm_row`` (``hand: true``) or
 every other event. Opening, closing and cancelling are journaled as
 ``menu`` events (information; the flow ignores them).
 
+The buzzer (:meth:`TableProgram.attach_sounder`, a
+:class:`device.buzzer.Sounder`) is an output, never an event: the low-time
+warnings (:class:`device.buzzer.LowTimeWarnings`, each threshold once per
+player per game, crossed between two instants of the flow's clock: before
+every event at its stamp and at every :meth:`~TableProgram.step`), the
+flag, and an alert for whatever needs a person (a mis-mark, marks no code
+fits, a row or the secret to check, an illegal guess, the camera gone, the
+journal's alarm). Sounding only queues the pattern for the buzzer's own
+thread. MUTE in the menu (or :meth:`~TableProgram.set_muted`) is journaled
+as ``menu {action: "mute"|"unmute"}`` before it takes effect, so a restart
+comes back as muted as it was.
+
 On start the journal is replayed (:meth:`TableProgram.open`). When it held
 a match in progress, a ``boot`` event is journaled: the clock comes back
 paused at the last journaled instant (the outage is cut out of the
@@ -39,6 +51,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from device.arbiter_menu import ArbiterMenu, EntryTarget, MenuAction, MenuItem, MenuMode
+from device.buzzer import Alert, BuzzerSettings, LowTimeWarnings, Sounder
 from device.display.model import (
     DisplayModel,
     EntryView,
@@ -75,7 +88,12 @@ __all__ = [
 FLOW_KINDS = ("press", "flag", "reading", "arbiter", "boot")
 
 #: What the arbiter menu offers at a table (the flow has no undo or presets).
-TABLE_MENU_ITEMS = (MenuItem.BACK, MenuItem.ENTER_ROW, MenuItem.ENTER_SECRET, MenuItem.ADJUST)
+TABLE_MENU_ITEMS = (
+    MenuItem.BACK, MenuItem.ENTER_ROW, MenuItem.ENTER_SECRET, MenuItem.ADJUST, MenuItem.MUTE,
+)
+
+#: The verdicts that call for a person at the table: an alert on the buzzer.
+ALERT_VERDICTS = ("mismark", "inconsistent", "check", "illegal")
 
 
 class DisplaySink(Protocol):
@@ -102,7 +120,8 @@ class TableProgram(Closeable):
     every :meth:`step` (the Pi uses :class:`device.display.loop.DisplayLoop`
     on :meth:`display_model` instead). ``palette`` names the colours the
     arbiter may enter by hand (the board profile's, as the camera names
-    them; default: the variant's).
+    them; default: the variant's). ``sounder`` is the table's buzzer (see
+    :meth:`attach_sounder`).
     """
 
     def __init__(
@@ -118,6 +137,7 @@ class TableProgram(Closeable):
         watchdog: Any = None,
         heartbeat_ns: int = 1_000_000_000,
         palette: Sequence[str] | None = None,
+        sounder: Sounder | None = None,
     ) -> None:
         self.flow = flow
         self.journal = journal
@@ -150,6 +170,16 @@ class TableProgram(Closeable):
         self.palette = colours
         #: The arbiter's menu (opened by a long press of the arbiter button).
         self.menu = ArbiterMenu(players=2, items=TABLE_MENU_ITEMS)
+        #: The buzzer, if the table has one (:meth:`attach_sounder`).
+        self.sounder: Sounder | None = None
+        self._muted = False  # in force: changed only by a journaled event
+        self._mute_asked = False  # what the last mute/unmute queued asks for
+        self._muted_by_journal = False  # the journal, not [buzzer] muted, says
+        self._low_time = LowTimeWarnings.start(BuzzerSettings().low_time_warnings_ns, players=2)
+        self._low_time_game = flow.game.number
+        self._remaining_seen = self._remaining(self.now_ns() + offset_ns)
+        if sounder is not None:
+            self.attach_sounder(sounder)
         if worker is not None:
             worker.on_camera = self._camera_changed
             worker.submit = self.submit
@@ -178,6 +208,10 @@ class TableProgram(Closeable):
             journal.close()
             raise
         program = cls(flow, journal, **options)
+        muted = _muted_in(events)
+        if muted is not None:
+            program._muted_by_journal = True
+            program._set_muted(muted)
         now = program.now_ns()
         if events:
             # Verdicts the flow reached for events journaled just before a
@@ -191,6 +225,8 @@ class TableProgram(Closeable):
             program.offset_ns = cont - now
             program._last_raw = now
             program._emit(flow.apply("boot", {}, cont))
+            program._low_time_game = flow.game.number
+            program._remaining_seen = program._remaining(cont)
         else:
             program.writer.append(
                 "match", {"players": list(players), "rules": rules, "clock": clock}, at_ns=now
@@ -323,10 +359,73 @@ class TableProgram(Closeable):
                 self.submit("menu", {"action": "cancel"}, at_ns)
             elif action.kind == "adjust" and action.player is not None:
                 self.arbiter("adjust", at_ns, player=action.player, delta_ns=action.delta_ns)
+            elif action.kind == "mute":
+                self.set_muted(not self._mute_asked, at_ns)
             elif action.kind == "enter_row" and action.entry is not None:
                 # Journaled like every other event; the flow judges it.
                 self.submit("arbiter", {**action.entry.payload(), "by": "arbiter"}, at_ns)
                 self.submit("menu", {"action": "close"}, at_ns)
+
+    # -- the buzzer ------------------------------------------------------------------------
+
+    def attach_sounder(self, sounder: Sounder) -> None:
+        """Sound this table's warnings, flags and alerts on *sounder*.
+
+        Its settings give the low-time thresholds. Its mute state (``[buzzer]
+        muted``) holds unless the journal says otherwise: a match restarted
+        after the arbiter muted or unmuted it comes back as it was.
+        """
+        with self._lock:
+            self.sounder = sounder
+            self._low_time = LowTimeWarnings.start(
+                sounder.settings.low_time_warnings_ns, players=2
+            )
+            self._remaining_seen = self._remaining(self._last_raw + self.offset_ns)
+            self._set_muted(self._muted if self._muted_by_journal else sounder.is_muted)
+            self._mute_asked = self._muted
+
+    @property
+    def is_muted(self) -> bool:
+        """Whether the buzzer is muted now."""
+        return self._muted
+
+    def set_muted(self, muted: bool, at_ns: int | None = None) -> None:
+        """Mute or unmute the buzzer (any thread): queued as a ``menu`` event,
+        in force once it is journaled."""
+        with self._lock:
+            self._mute_asked = muted
+            self.submit("menu", {"action": "mute" if muted else "unmute"}, at_ns)
+
+    def _set_muted(self, muted: bool) -> None:
+        self._muted = muted
+        self.menu.muted = muted
+        if self.sounder is not None:
+            if muted:
+                self.sounder.mute()
+            else:
+                self.sounder.unmute()
+
+    def _sound(self, alert: Alert) -> None:
+        # Queues the pattern for the buzzer's thread: never waits here.
+        if self.sounder is not None and not self._muted:
+            self.sounder.sound(alert)
+
+    def _remaining(self, cont: int) -> tuple[int, int]:
+        left = self.flow.remaining_ns(cont)
+        return left[0], left[1]
+
+    def _follow_low_time(self, cont: int) -> None:
+        """Sound the low-time warnings crossed since the last look, at ``cont``."""
+        remaining = self._remaining(cont)
+        if self.flow.game.number != self._low_time_game:
+            # A new game, a new clock: every threshold may sound once again.
+            self._low_time_game = self.flow.game.number
+            self._low_time = LowTimeWarnings.start(self._low_time.thresholds_ns, players=2)
+        else:
+            self._low_time, due = self._low_time.advance(self._remaining_seen, remaining)
+            if due:
+                self._sound(Alert.LOW_TIME)
+        self._remaining_seen = remaining
 
     def running_seat(self, raw_ns: int) -> int | None:
         """The seat whose clock runs at ``raw_ns`` (any thread)."""
@@ -353,6 +452,8 @@ class TableProgram(Closeable):
                 item = None
         now = self.now_ns()
         self._check_flag(now)
+        with self._lock:
+            self._follow_low_time(now + self.offset_ns)
         if (
             self.heartbeat_ns > 0
             and now - self._last_raw >= self.heartbeat_ns
@@ -406,18 +507,36 @@ class TableProgram(Closeable):
         if jpeg is not None and kind == "reading":
             self._store_evidence(event, payload, jpeg)
         cont = raw + self.offset_ns
+        # The warnings due before this event, at its own instant.
+        self._follow_low_time(cont)
         try:
             outcome = self.flow.apply(kind, payload, cont)
         except FlowError as exc:
             # Bad input never stops the table: one line, and on we go.
             self._say(f"{kind} refused: {exc}")
             return Outcome()
+        self._after(kind, payload, cont)
         self._emit(outcome, raw)
+        self._follow_low_time(cont)
         return outcome
+
+    def _after(self, kind: str, payload: Mapping[str, Any], cont: int) -> None:
+        """What a journaled event does beyond the flow: mute, re-arm, alerts."""
+        action = payload.get("action")
+        if kind == "menu" and action in ("mute", "unmute"):
+            self._set_muted(action == "mute")
+            self._say("buzzer muted" if self._muted else "buzzer on")
+        elif kind == "arbiter" and action == "adjust":
+            seat = payload.get("player")
+            if isinstance(seat, int) and 0 <= seat < 2:
+                # Time given back by the arbiter re-arms its warnings.
+                self._low_time = self._low_time.rearm(seat, self._remaining(cont)[seat])
+        elif kind == "camera" and payload.get("state") == "lost":
+            self._sound(Alert.ALERT)
 
     def _store_evidence(self, event: JournalEvent | PendingEvent, payload: Mapping[str, Any], jpeg: bytes) -> None:
         game, row = payload.get("game"), payload.get("row")
-        if not isinstance(game, int) or not isinstance(row, int) or row < 1:
+        if not isinstance(game, int) or not isinstance(row, int) or row < 0:  # row 0: the secret
             return
         try:
             self.writer.store_evidence(event, game=game, row=row, image=jpeg, reading=payload)
@@ -433,6 +552,11 @@ class TableProgram(Closeable):
                 self.verdict_ns.setdefault((int(verdict["game"]), int(verdict["row"])), time.monotonic_ns())
         for line in outcome.lines:
             self._say(line)
+        whats = {verdict.get("what") for verdict in outcome.verdicts}
+        if "flag" in whats:
+            self._sound(Alert.FLAG)
+        if whats.intersection(ALERT_VERDICTS):
+            self._sound(Alert.ALERT)
         for verdict in outcome.verdicts:
             if verdict.get("what") == "joint_confirm":
                 self.confirm_row_from_camera(int(verdict["game"]), int(verdict["row"]), by="players")
@@ -455,6 +579,7 @@ class TableProgram(Closeable):
         self.alarm = alarm
         if alarm is not None:
             self._say(f"ALARM: {alarm}")
+            self._sound(Alert.ALERT)
 
     def _camera_changed(self, ok: bool, problem: str) -> None:
         # Called from the vision thread: queue an informational event.
@@ -620,6 +745,8 @@ class ReplayResult:
     verdicts: tuple[dict[str, Any], ...]
     mismatches: tuple[str, ...]
     events: int
+    #: The buzzer's mute state at the end (None: never changed at the table).
+    muted: bool | None = None
 
 
 def replay_journal(path: str | Path) -> ReplayResult:
@@ -660,7 +787,18 @@ def replay_journal(path: str | Path) -> ReplayResult:
             mismatches.append(f"verdict {i}: replay gives {got}, the journal has {had}")
     if recorded > len(pairs):
         mismatches.append(f"the journal has {recorded} verdicts, the replay reaches {len(pairs)}")
-    return ReplayResult(flow, tuple(v for v, _ in pairs), tuple(mismatches), len(events))
+    return ReplayResult(
+        flow, tuple(v for v, _ in pairs), tuple(mismatches), len(events), _muted_in(events)
+    )
+
+
+def _muted_in(events: Sequence[JournalEvent]) -> bool | None:
+    """The mute state the journal's last ``menu`` mute/unmute left (None: none)."""
+    muted: bool | None = None
+    for event in events:
+        if event.kind == "menu" and event.payload.get("action") in ("mute", "unmute"):
+            muted = event.payload.get("action") == "mute"
+    return muted
 
 
 def _plain(value: Any) -> Any:

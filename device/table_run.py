@@ -37,7 +37,7 @@ class ArbiterButton:
     reads now. A short press on a paused clock (not the press that paused
     it): resume. Held (1.5 s): the arbiter menu (:meth:`TableProgram.menu_held`),
     where the short presses and the players' buttons work the menu instead
-    (entering a row by hand, adjusting a time). :meth:`attach` wires all of
+    (entering a row by hand, adjusting a time, muting the buzzer). :meth:`attach` wires all of
     it to a :class:`~device.hardware.TableHardware`: the Pi's pins and the
     desktop's keyboard-driven mock pins take the same path.
     """
@@ -326,6 +326,8 @@ def _run_interactive(program: TableProgram, cfg: Any, say: Any) -> int:
     hardware = TableHardware(
         cfg.pins, pin_factory=make_pin_factory("mock" if cfg.simulated else "default"), buzzer=cfg.buzzer
     )
+    # The buzzer: a MockFactory pin off the Pi, the real one on it.
+    program.attach_sounder(hardware.sounder)
     arbiter = ArbiterButton(program)
     arbiter.attach(hardware)
     worker = _camera_worker(cfg, program.submit)

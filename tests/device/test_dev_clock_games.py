@@ -164,6 +164,7 @@ def test_arbiter_menu_adjust_undo_mute(mso, drive, fake_time):
         drive.release(ARB)
     assert mso.hardware.sounder.is_muted
     assert isinstance(mso.journal[-1], ControlEvent) and mso.journal[-1].kind == "mute"
+    assert mso.display_model().banner == "MENU: UNMUTE"
 
 
 def test_low_time_warning_then_flag(mso, drive, fake_time):
