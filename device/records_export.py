@@ -4,6 +4,10 @@
 does) and writes one JSON file per finished game, plus the match when both
 games are finished. The files carry the press stamps of each row as extra
 keys (``guess_ns``, ``marks_ns``), which ``pegwatch judge`` keeps and ignores.
+A game with illegal guesses carries them as ``illegal_moves`` (row, player,
+reason, the player's count in the game, and ``settled``: accepted, corrected
+or null), and the match record the table's count per player
+(``illegal_moves``; the judge's own count covers only the rows still illegal).
 """
 
 from __future__ import annotations

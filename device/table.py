@@ -33,6 +33,12 @@ thread. MUTE in the menu (or :meth:`~TableProgram.set_muted`) is journaled
 as ``menu {action: "mute"|"unmute"}`` before it takes effect, so a restart
 comes back as muted as it was.
 
+The display's message line is :meth:`TableProgram._message`: the journal
+alarm, the camera, a row to check, a mis-mark, a flag, then an illegal
+guess whose state stands (``ILLEGAL ROW N``; ``ARBITER: ILLEGAL xN`` from
+the codebreaker's second in a game, seed 004 §3.4), marks no code fits,
+and a restart waiting for the arbiter.
+
 On start the journal is replayed (:meth:`TableProgram.open`). When it held
 a match in progress, a ``boot`` event is journaled: the clock comes back
 paused at the last journaled instant (the outage is cut out of the
@@ -648,6 +654,13 @@ class TableProgram(Closeable):
         if g.timeout is not None:
             who = g.codebreaker if g.timeout is RecordRole.CODEBREAKER else g.codemaker
             return Message(f"FLAG {self.flow.players[who]}", Severity.ALARM)
+        standing = g.standing_illegal if not g.final else ()
+        if standing:
+            worst = max(move.number for move in standing)
+            if worst >= 2:
+                # Seed 004 §3.4: at the second illegal move the arbiter is called.
+                return Message(f"ARBITER: ILLEGAL x{worst}", Severity.ALARM)
+            return Message(f"ILLEGAL ROW {standing[0].row}", Severity.WARNING)
         if g.announced_inconsistent and not g.final:
             return Message("MARKS INCONSISTENT", Severity.WARNING)
         if self.flow.awaiting_resume:

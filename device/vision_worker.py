@@ -69,8 +69,15 @@ class _Progress:
 
 
 def _row_value(row: RowReading, phase: str) -> tuple[object, ...] | None:
-    """The row's value when it may be judged for ``phase``, else None."""
-    if any(not h.is_certain or h.colour == EMPTY for h in row.holes):
+    """The row's value when it may be answered for ``phase``, else None.
+
+    Every hole must be read with confidence. Holes read as empty are part of
+    the answer (an incomplete row is a move the flow's legality check
+    reports, and the judge never judges its marks), but a row with nothing
+    in it at all is not a guess yet: most likely the pegs are still in the
+    codebreaker's hand, so the worker waits, and gives up as "unknown".
+    """
+    if any(not h.is_certain for h in row.holes) or all(h.colour == EMPTY for h in row.holes):
         return None
     if phase == "guess":
         return (row.guess,)

@@ -29,18 +29,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rules.codes import Feedback, is_read, score
+from rules.codes import EMPTY, Feedback, is_read, score
 from rules.consistency import analyse
 from rules.errors import PegwatchError
 from rules.legality import IllegalGuessError, check_guess, colours_in
 from rules.match import match_vp
-from rules.record import GameRecord, MatchRecord, Role
+from rules.record import GameRecord, MatchRecord, Role, Row
 from rules.variants import Scoring, Variant, get_variant
 
 __all__ = [
     "GameVerdict",
     "IllegalRow",
     "MatchVerdict",
+    "is_incomplete",
     "judge_game",
     "judge_match",
 ]
@@ -137,6 +138,18 @@ class GameVerdict:
         return out
 
 
+def is_incomplete(guess: tuple[str, ...], variant: Variant) -> bool:
+    """True for an incomplete row: an empty hole where ``variant`` has no blanks.
+
+    Its marks are never judged, neither for a mis-mark nor for consistency:
+    how a codemaker marks a row that is not a code is not defined by the
+    rules, and an "empty" read where a peg stands would make the expected
+    marks wrong, so judging it could accuse a codemaker falsely (the worst
+    error). The row is reported as illegal instead (seed 004 §3.4).
+    """
+    return not variant.blanks and EMPTY in guess
+
+
 def _check_legality(
     record: GameRecord, variant: Variant
 ) -> tuple[tuple[IllegalRow, ...], str | None]:
@@ -179,6 +192,12 @@ def judge_game(record: GameRecord, variant: Variant | None = None) -> GameVerdic
     unread = tuple(n for n, row in enumerate(rows, start=1) if not row.is_read)
     for number in unread:
         notes.append(f"row {number} was not fully read, so it is not judged")
+    incomplete = tuple(
+        n for n, row in enumerate(rows, start=1) if n not in unread and is_incomplete(row.guess, variant)
+    )
+    for number in incomplete:
+        if rows[number - 1].marks is not None:
+            notes.append(f"row {number} is incomplete (an empty hole), so its marks are not judged")
     illegal_rows, illegal_secret = _check_legality(record, variant)
     for bad in illegal_rows:
         notes.append(f"illegal guess: {bad.reason}")
@@ -190,7 +209,7 @@ def judge_game(record: GameRecord, variant: Variant | None = None) -> GameVerdic
     solved_row: int | None = None
     for number, row in enumerate(rows, start=1):
         if (secret is not None and row.guess == secret) or (
-            secret is None and row.marks == Feedback(holes, 0)
+            secret is None and row.marks == Feedback(holes, 0) and number not in incomplete
         ):
             solved_row = number
             break
@@ -208,7 +227,7 @@ def judge_game(record: GameRecord, variant: Variant | None = None) -> GameVerdic
     if secret is not None:
         expected = tuple(score(secret, row.guess) for row in rows)
         for number, row in enumerate(rows[:last_relevant], start=1):
-            if number in unread:
+            if number in unread or number in incomplete:
                 continue
             if row.marks is not None and row.marks != expected[number - 1]:
                 mismarked_by_marks = number
@@ -265,7 +284,12 @@ def judge_game(record: GameRecord, variant: Variant | None = None) -> GameVerdic
     suspects: tuple[int, ...] | None = None
     if secret is None:
         try:
-            report = analyse(rows[:last_relevant], variant)
+            # Incomplete rows count as unmarked: the numbering of the rows stays.
+            counted = [
+                Row(row.guess, None) if n in incomplete else row
+                for n, row in enumerate(rows[:last_relevant], start=1)
+            ]
+            report = analyse(counted, variant)
         except PegwatchError as exc:
             # A custom preset too large for the search: judge the rest anyway.
             notes.append(f"consistency not analysed: {exc}")

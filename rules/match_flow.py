@@ -43,6 +43,15 @@ Events (``kind`` and payload keys; every event also has its ``at_ns``):
     Derived: the table journals what :meth:`MatchFlow.apply` returns, for
     the record; the flow ignores it, and replay compares it.
 
+Illegal guesses (seed 004 §3.4: an incomplete row, a repeated colour where
+none is allowed, more colours than the variant has) are reported as an
+``illegal`` verdict with the codebreaker's count in the game
+(:class:`IllegalMove`); the row's illegal state stands until the arbiter
+enters the row again, legal, or the codemaker presses for marks (the
+opponent's move accepts it). :meth:`MatchFlow.illegal_counts` counts them
+per player over the match. An incomplete row's marks are never judged
+(:func:`rules.judge.is_incomplete`).
+
 Mis-marks are flagged only from certain readings: exactly when the secret
 was seen under the shield at the start, and otherwise only as "no code fits
 the marks" (never naming a guilty row) until the secret is read at the end,
@@ -61,7 +70,7 @@ from typing import Any
 from rules.clock import Clock, ClockView, PressOutcome
 from rules.codes import Code, Feedback
 from rules.errors import PegwatchError
-from rules.judge import GameVerdict, MatchVerdict, judge_game, judge_match
+from rules.judge import GameVerdict, MatchVerdict, is_incomplete, judge_game, judge_match
 from rules.legality import IllegalGuessError, check_guess, colours_in
 from rules.record import GameRecord, MatchRecord, Role, Row
 from rules.variants import Variant, get_variant
@@ -72,6 +81,7 @@ __all__ = [
     "FlowError",
     "FlowRow",
     "GameState",
+    "IllegalMove",
     "MatchFlow",
     "Outcome",
     "Phase",
@@ -179,6 +189,31 @@ class FlowRow:
 
 
 @dataclass
+class IllegalMove:
+    """An illegal guess reported at the table (seed 004 §3.4).
+
+    ``number`` is the player's count of illegal moves in this game, this one
+    included (from the second on, the arbiter is called). ``settled`` is
+    None while the row's illegal state stands, then ``"accepted"`` (the
+    codemaker pressed for marks after it was reported: "as soon as the
+    opponent makes a move of their own this is considered an acceptance")
+    or ``"corrected"`` (the arbiter entered the row again, legal now). An
+    undone or corrected move still counts: seed 004 counts the moves made.
+    """
+
+    row: int
+    player: int
+    reason: str
+    number: int
+    settled: str | None = None
+
+    def to_json(self, players: tuple[str, str]) -> dict[str, Any]:
+        """Plain data, the player by name (an extra key of the exported game)."""
+        return {"row": self.row, "player": players[self.player], "reason": self.reason,
+                "number": self.number, "settled": self.settled}
+
+
+@dataclass
 class GameState:
     """One game in progress or finished."""
 
@@ -199,6 +234,12 @@ class GameState:
     announced_inconsistent: bool = False
     reported: set[int] = field(default_factory=set)
     secret_probed: bool = False
+    illegal_moves: list[IllegalMove] = field(default_factory=list)
+
+    @property
+    def standing_illegal(self) -> tuple[IllegalMove, ...]:
+        """Illegal guesses neither accepted nor corrected yet, oldest first."""
+        return tuple(m for m in self.illegal_moves if m.settled is None)
 
     @property
     def codebreaker(self) -> int:
@@ -351,6 +392,15 @@ class MatchFlow:
             out.append(ReadRequest(g.number, 0, "secret", g.ended_ns or self.last_ns))
         return tuple(out)
 
+    def illegal_counts(self) -> dict[str, int]:
+        """Illegal moves reported at the table per player in this match (seed
+        004 §3.4), the undone and corrected ones included."""
+        counts = dict.fromkeys(self.players, 0)
+        for g in self.games:
+            for move in g.illegal_moves:
+                counts[self.players[move.player]] += 1
+        return counts
+
     def checks(self) -> tuple[int, ...]:
         """Rows of the current game waiting for the arbiter (0: the secret)."""
         rows = tuple(r.number for r in self.game.rows if r.needs_check)
@@ -385,12 +435,16 @@ class MatchFlow:
         }
         if g.end_reason is not None:
             extra_g["end"] = g.end_reason
+        if g.illegal_moves:
+            extra_g["illegal_moves"] = [m.to_json(self.players) for m in g.illegal_moves]
         return GameRecord(self.rules, secret, tuple(rows), g.timeout, extra_g)
 
     def match_record(self) -> MatchRecord:
         """Every finished game as a match record."""
         games = tuple(self.game_record(g) for g in self.games if g.final)
-        return MatchRecord(self.rules, self.players, games)
+        # The table's count: the judge's own ``illegal_moves`` counts only the
+        # rows still illegal in the record, not those undone or corrected.
+        return MatchRecord(self.rules, self.players, games, {"illegal_moves": self.illegal_counts()})
 
     # ----------------------------------------------------------------- events
 
@@ -466,6 +520,12 @@ class MatchFlow:
         g.rows[-1] = replace(row, marks_ns=at_ns, marks_state=RowState.PENDING)
         self.phase = Phase.GUESS
         lines = [f"game {g.number} row {row.number}: {name} confirmed the marks"]
+        for move in g.standing_illegal:
+            # Seed 004 §3.4: "As soon as the opponent makes a move of their
+            # own this is considered an acceptance of the previous move."
+            move.settled = "accepted"
+            lines.append(f"game {g.number} row {move.row}: {name} played on: the illegal guess "
+                         "is accepted")
         if row.number >= self.variant.rows:
             # The last row is marked: the game is over whatever the marks say.
             lines.extend(self._end_game(g, at_ns, "last row"))
@@ -554,19 +614,45 @@ class MatchFlow:
         raise FlowError(f"reading.phase: expected guess, marks or secret, got {phase!r}")
 
     def _after_guess(self, g: GameState, row_no: int) -> Outcome:
+        """Check the guess of ``row_no`` (just read, confirmed or entered).
+
+        An illegal guess is reported (an ``illegal`` verdict) and counted
+        against the codebreaker once per row: a row entered again by the
+        arbiter that is still illegal is reported again with the same count,
+        and one that is legal now settles the row's illegal state."""
         row = g.rows[row_no - 1]
         assert row.guess is not None
         seen: set[str] = set()
         for earlier in g.rows[: row_no - 1]:
             if earlier.guess is not None:
                 seen |= colours_in([earlier.guess])
+        known = next((m for m in g.illegal_moves if m.row == row_no), None)
         try:
             check_guess(row.guess, self.variant, colours_seen=seen, what=f"row {row_no}")
         except IllegalGuessError as exc:
+            seat = g.codebreaker
+            name = self.players[seat]
+            if known is None:
+                number = 1 + sum(1 for m in g.illegal_moves if m.player == seat)
+                known = IllegalMove(row_no, seat, str(exc), number)
+                g.illegal_moves.append(known)
+            else:
+                known.reason = str(exc)
+                if known.settled == "corrected":
+                    known.settled = None  # illegal again; an accepted move stays accepted
+            line = f"game {g.number} row {row_no}: ILLEGAL GUESS: {exc}"
+            if known.number >= 2:
+                # Seed 004 §3.4: "If the player commits a second illegal move
+                # the arbiter should be called".
+                line += f" ({name}'s illegal move {known.number} this game: call the arbiter)"
             return Outcome(
-                verdicts=(self._verdict("illegal", g, row=row_no, reason=str(exc)),),
-                lines=(f"game {g.number} row {row_no}: ILLEGAL GUESS: {exc}",),
+                verdicts=(self._verdict("illegal", g, row=row_no, reason=str(exc), player=name,
+                                        count=known.number),),
+                lines=(line,),
             )
+        if known is not None and known.settled is None:
+            known.settled = "corrected"
+            return Outcome(lines=(f"game {g.number} row {row_no}: the guess is legal now",))
         return Outcome()
 
     def _on_secret_reading(self, g: GameState, payload: Mapping[str, Any]) -> Outcome:
@@ -825,7 +911,8 @@ class MatchFlow:
                 continue
             g.reported.add(number)
             expected = None
-            if verdict.expected_marks is not None:
+            incomplete = is_incomplete(row.guess, self.variant)
+            if verdict.expected_marks is not None and not incomplete:
                 exp = verdict.expected_marks[number - 1]
                 expected = {"black": exp.black, "white": exp.white}
             verdicts.append(self._verdict(
@@ -835,6 +922,7 @@ class MatchFlow:
             ))
             lines.append(
                 f"game {g.number} row {number}: {' '.join(row.guess)} -> {row.marks}"
+                + (" (incomplete row: marks not judged)" if incomplete else "")
                 + ("" if expected is None else (
                     " (correct)" if row.marks == Feedback(expected["black"], expected["white"])
                     else f" (should be {expected['black']}B{expected['white']}W)"))
@@ -870,6 +958,7 @@ class MatchFlow:
         # Rows confirmed after the game ended (a press racing the reading)
         # do not count.
         g.rows = [r for r in g.rows if r.guess_ns <= at_ns or r.number == 1]
+        g.illegal_moves = [m for m in g.illegal_moves if m.row <= len(g.rows)]
         if self.phase is not Phase.GAME_OVER:
             self.phase = Phase.REVEAL
         lines = [f"game {g.number}: over ({reason}); open the shield"]
@@ -896,9 +985,17 @@ class MatchFlow:
             mv = judge_match(self.match_record(), self.variant)
             self.match_verdict = mv
             self.phase = Phase.MATCH_OVER
-            verdicts.append({"what": "match", "vp": mv.vp, "attempts": mv.attempts,
-                             "penalties_vp": mv.penalties_vp})
+            match: dict[str, Any] = {"what": "match", "vp": mv.vp, "attempts": mv.attempts,
+                                     "penalties_vp": mv.penalties_vp}
+            illegal = self.illegal_counts()
+            if any(illegal.values()):
+                # Only when there were any, so that journals written before
+                # the count existed still replay to the same verdicts.
+                match["illegal_moves"] = illegal
+            verdicts.append(match)
             vp = ", ".join(f"{p} {mv.vp[p]:g} VP ({mv.attempts[p]} attempts)" for p in self.players)
+            if any(illegal.values()):
+                vp += "; illegal moves: " + ", ".join(f"{p} {illegal[p]}" for p in self.players)
             lines.append(f"match over: {vp}")
         return Outcome(verdicts=tuple(verdicts), lines=tuple(lines))
 

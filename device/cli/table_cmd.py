@@ -90,6 +90,7 @@ def _replay(args: argparse.Namespace) -> int:
             "verdicts": list(result.verdicts),
             "mismatches": list(result.mismatches),
             "phase": result.flow.phase.value,
+            "illegal_moves": result.flow.illegal_counts(),
         }, indent=2))
     else:
         flow = result.flow
@@ -99,6 +100,9 @@ def _replay(args: argparse.Namespace) -> int:
             mv = flow.match_verdict
             print("result: " + ", ".join(
                 f"{p} {mv.vp[p]:g} VP ({mv.attempts[p]} attempts)" for p in flow.players))
+        illegal = flow.illegal_counts()
+        if any(illegal.values()):
+            print("illegal moves: " + ", ".join(f"{p} {illegal[p]}" for p in flow.players))
     if result.mismatches:
         print(f"pegwatch replay: {args.journal}: {len(result.mismatches)} verdicts differ; "
               f"first: {result.mismatches[0]}", file=sys.stderr)

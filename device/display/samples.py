@@ -1,5 +1,10 @@
 """One sample model per display state: the goldens, the docs and demos.
 
+Each sample shows what a real device shows: the match table's texts and
+severities (``device/table.py`` ``TableProgram._message`` and ``_banner``),
+and for the bare clock's own states (the Mensa four-player face) the bare
+clock's (``device/clock_device.py``).
+
 ``python -m device.display.samples DIR`` writes ``display-<name>.png`` for
 each state into *DIR* (4x, white on a dark blue-black, like an OLED), which
 is how ``docs/img`` is made.
@@ -43,23 +48,30 @@ def _mso(alice_ns: int | None = None, bob_ns: int | None = None, **kw: object) -
 
 
 SAMPLES: dict[str, DisplayModel] = {
-    "ready": _mso(4 * 60 * S, 8 * 60 * S, on_move=None, row=None,
-                  message=Message("Maker: press to start")),
+    # The match table (device/table.py) at game 1: Alice codemaker, Bob codebreaker.
+    "ready": _mso(4 * 60 * S, 8 * 60 * S, on_move=None, row=None, banner="G1: SET THE CODE"),
     "running": _mso(),
     "low-time": _mso(bob_ns=12 * S + 370_000_000, row=9),
-    "paused": _mso(paused=True, message=Message("Arbiter: paused", Severity.WARNING)),
-    "timeout": _mso(bob_ns=0, on_move=None, row=9,
-                    message=Message("TIMEOUT Bob", Severity.ALARM)),
-    "mis-mark": _mso(on_move=0, paused=True, row=3,
-                     message=Message("MIS-MARK row 3", Severity.ALARM)),
-    "illegal-guess": _mso(message=Message("ILLEGAL GUESS row 4", Severity.ALARM), row=4),
-    "camera": _mso(message=Message("CAMERA: no signal", Severity.WARNING)),
+    # Paused at the match table: nobody on move (every LED off), PAUSED on top.
+    "paused": _mso(on_move=None, paused=True),
+    # A flag or a mis-mark ends the game at once: the clock stops and the
+    # codemaker is asked to open the shield.
+    "timeout": _mso(bob_ns=0, on_move=None, row=9, banner="OPEN THE SHIELD",
+                    message=Message("FLAG Bob", Severity.ALARM)),
+    "mis-mark": _mso(on_move=None, row=3, banner="OPEN THE SHIELD",
+                     message=Message("MIS-MARK ROW 3", Severity.ALARM)),
+    # Bob confirmed row 4 with an empty hole; Alice's time runs while it stands.
+    "illegal-guess": _mso(on_move=0, row=4, message=Message("ILLEGAL ROW 4", Severity.WARNING)),
+    "illegal-twice": _mso(on_move=0, row=6,
+                          message=Message("ARBITER: ILLEGAL x2", Severity.ALARM)),
+    "camera": _mso(message=Message("CAMERA LOST", Severity.ALARM)),
     "check-row": _mso(on_move=0, row=5, message=Message("CHECK ROW 5", Severity.WARNING)),
-    "result": _mso(on_move=None, row=None, banner="BOB SOLVED IN 6",
-                   message=Message("Game 1 of 2 over")),
-    "menu": _mso(paused=True, banner="ADJUST +10s", message=Message("Player button: +10s")),
+    "result": _mso(bob_ns=5 * 60 * S + 12 * S + 300_000_000, on_move=None, row=6,
+                   banner="G1: 6 ATTEMPTS"),
+    # The arbiter menu (a bare clock or the match table): ADJUST, +10 s chosen.
+    "menu": _mso(on_move=None, paused=True, banner="ADJUST +10s"),
     "enter-row": _mso(
-        on_move=0, row=5, paused=True, banner="ENTER ROW 5",
+        on_move=None, row=5, paused=True, banner="ENTER ROW 5",
         entry=EntryView(
             "ROW 5",
             holes=(EntryCell("RED"), EntryCell("GRE", current=True), EntryCell("BLU"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import logging
 
@@ -82,8 +83,8 @@ def test_until_change_is_none_when_nothing_runs():
 
 def test_charlcd_16x2():
     assert layout(SAMPLES["running"], 16, 2) == [" AL 3:41>BO 7:59", "ROW 3 BREAKER   "]
-    assert layout(SAMPLES["mis-mark"], 16, 2) == [">AL 3:41 BO 7:59", "MIS-MARK ROW 3  "]
-    assert layout(SAMPLES["timeout"], 16, 2) == [" AL 3:41 BO FLAG", "TIMEOUT BOB     "]
+    assert layout(SAMPLES["mis-mark"], 16, 2) == [" AL 3:41 BO 7:59", "MIS-MARK ROW 3  "]
+    assert layout(SAMPLES["timeout"], 16, 2) == [" AL 3:41 BO FLAG", "FLAG BOB        "]
 
 
 def test_charlcd_20x4():
@@ -95,8 +96,8 @@ def test_charlcd_20x4():
     ]
     assert layout(SAMPLES["timeout"], 20, 4)[1:] == [
         " MKR 3:41  BRK FLAG ",
-        "ROW 9               ",
-        "TIMEOUT BOB         ",
+        "OPEN THE SHIELD     ",
+        "FLAG BOB            ",
     ]
 
 
@@ -365,7 +366,8 @@ def test_hd44780_rewrites_only_changed_lines(monkeypatch):
     display.show(SAMPLES["running"])
     assert writes == [((0, 0), " AL 3:41>BO 7:59"), ((1, 0), "ROW 3 BREAKER   ")]
     writes.clear()
-    display.show(SAMPLES["illegal-guess"])  # same times, new message line
-    assert writes == [((1, 0), "ILLEGAL GUESS RO")]
+    # Same times, new message line: only the changed line is written.
+    display.show(dataclasses.replace(SAMPLES["running"], message=Message("ILLEGAL ROW 4", Severity.WARNING)))
+    assert writes == [((1, 0), "ILLEGAL ROW 4   ")]
     display.close()
     assert writes[-1] == ("closed", True)
