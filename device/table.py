@@ -712,6 +712,23 @@ class TableProgram(Closeable):
 
 
 
+def _match_header(
+    events: Sequence[JournalEvent],
+    *,
+    players: tuple[str, str] | None = None,
+    rules: str = "mso",
+    clock: str = "mso-mastermind",
+) -> tuple[tuple[str, str] | None, str, str]:
+    """Players and presets from the journal's first ``match`` event, else the defaults given."""
+    for event in events:
+        if event.kind == "match":
+            raw = event.payload.get("players")
+            if isinstance(raw, tuple | list) and len(raw) == 2:
+                players = (str(raw[0]), str(raw[1]))
+            return players, str(event.payload.get("rules", rules)), str(event.payload.get("clock", clock))
+    return players, rules, clock
+
+
 def flow_from_journal(
     journal: Journal,
     *,
@@ -727,14 +744,7 @@ def flow_from_journal(
     from rules.match_flow import preset_clock_factory
 
     events = list(journal.events())
-    for event in events:
-        if event.kind == "match":
-            raw_players = event.payload.get("players")
-            if isinstance(raw_players, tuple | list) and len(raw_players) == 2:
-                players = (str(raw_players[0]), str(raw_players[1]))
-            rules = str(event.payload.get("rules", rules))
-            clock = str(event.payload.get("clock", clock))
-            break
+    players, rules, clock = _match_header(events, players=players, rules=rules, clock=clock)
     if players is None:
         raise FlowError(f"{journal.path}: no match event names the players")
     flow = MatchFlow(players, rules=rules, clock_factory=preset_clock_factory(clock))
@@ -771,16 +781,7 @@ def replay_journal(path: str | Path) -> ReplayResult:
         raise FlowError(f"{p}: no such journal")
     with Journal(p, create=False) as journal:
         events = list(journal.events())
-    players: tuple[str, str] | None = None
-    rules, clock = "mso", "mso-mastermind"
-    for event in events:
-        if event.kind == "match":
-            raw = event.payload.get("players")
-            if isinstance(raw, tuple | list) and len(raw) == 2:
-                players = (str(raw[0]), str(raw[1]))
-            rules = str(event.payload.get("rules", rules))
-            clock = str(event.payload.get("clock", clock))
-            break
+    players, rules, clock = _match_header(events)
     if players is None:
         raise FlowError(f"{p}: no match event names the players; not a table journal")
     flow = MatchFlow(players, rules=rules, clock_factory=preset_clock_factory(clock))

@@ -11,6 +11,7 @@ import time
 
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
+from table_hands import ButtonHands
 
 from device.arbiter_menu import MenuItem, MenuMode
 from device.demo import VirtualClock
@@ -28,7 +29,7 @@ SECRET = ("red", "green", "blue", "yellow")
 PINS = PinMap()
 
 
-class Table:
+class Table(ButtonHands):
     """A table program on mock pins, with a virtual clock shared by both."""
 
     def __init__(self, tmp_path):
@@ -39,27 +40,6 @@ class Table:
         self.program = TableProgram.open(self.path, players=("Ann", "Bob"), now_ns=self.clock)
         self.buttons = ArbiterButton(self.program)
         self.buttons.attach(self.hardware)
-
-    # -- hands on the buttons ------------------------------------------------------
-
-    def _tap(self, gpio, hold_ns=80 * MS):
-        pin = self.factory.pin(gpio)
-        self.clock.advance(100 * MS)  # well past the debounce lock-out
-        pin.drive_low()
-        self.clock.advance(hold_ns)
-        self.hardware.poll()
-        pin.drive_high()
-        self.clock.advance(30 * MS)
-        self.program.step()
-
-    def player(self, seat):
-        self._tap(PINS.player_buttons[seat])
-
-    def arbiter_short(self):
-        self._tap(PINS.arbiter_button)
-
-    def arbiter_hold(self):
-        self._tap(PINS.arbiter_button, hold_ns=self.hardware.long_press_ns + 100 * MS)
 
     # -- the rest of the table -----------------------------------------------------
 

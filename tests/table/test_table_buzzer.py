@@ -16,6 +16,7 @@ import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from table_hands import ButtonHands
 
 from device.arbiter_menu import MenuItem
 from device.buzzer import Alert, BuzzerSettings, LowTimeWarnings, Sounder
@@ -38,7 +39,7 @@ PINS = PinMap()
 QUICK = BuzzerSettings(short_beep_ms=1, long_beep_ms=2, low_time_warnings_s=(30.0, 10.0))
 
 
-class Table:
+class Table(ButtonHands):
     """A table program on mock pins, its buzzer attached, one virtual clock."""
 
     def __init__(self, tmp_path, *, buzzer=QUICK, clock=None, clock_factory=None):
@@ -55,27 +56,6 @@ class Table:
             self.program = TableProgram(flow, Journal(self.path), now_ns=self.clock,
                                         sounder=self.hardware.sounder)
         ArbiterButton(self.program).attach(self.hardware)
-
-    # -- hands on the buttons --------------------------------------------------
-
-    def _tap(self, gpio, hold_ns=80 * MS):
-        pin = self.factory.pin(gpio)
-        self.clock.advance(100 * MS)
-        pin.drive_low()
-        self.clock.advance(hold_ns)
-        self.hardware.poll()
-        pin.drive_high()
-        self.clock.advance(30 * MS)
-        self.program.step()
-
-    def player(self, seat):
-        self._tap(PINS.player_buttons[seat])
-
-    def arbiter_short(self):
-        self._tap(PINS.arbiter_button)
-
-    def arbiter_hold(self):
-        self._tap(PINS.arbiter_button, hold_ns=self.hardware.long_press_ns + 100 * MS)
 
     def choose(self, item):
         """Open the menu if need be, step to *item* with short presses, hold."""
