@@ -196,9 +196,10 @@ mkdir -p "$ROOT$ETC"
 if [ ! -f "$ROOT$ETC/pegwatch.toml" ]; then
     # The shipped file draws the display in the terminal (the desktop's
     # default); under systemd the terminal is the system journal, so a Pi
-    # starts with the SSD1306 OLED instead.
+    # starts with the SSD1306 OLED instead, and saves no picture file.
     first=$(mktemp)
-    sed '/^\[display\]/,/^\[/ s/^kind = "terminal"$/kind = "ssd1306"/' \
+    sed -e '/^\[display\]/,/^\[/ s/^kind = "terminal"$/kind = "ssd1306"/' \
+        -e '/^\[display\]/,/^\[/ s/^save = ".*"$/save = ""/' \
         "$SRC/firmware_config/pegwatch.toml" >"$first"
     install -m 0640 "$first" "$ROOT$ETC/pegwatch.toml"
     rm -f "$first"

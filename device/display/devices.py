@@ -70,6 +70,10 @@ class DisplaySettings:
     spi_speed_hz: int = 8_000_000
     #: emulator-png / emulator-gif file.
     output: str = ""
+    #: Also save every picture to this .png (rewritten) or .gif (written at
+    #: the end), whatever ``kind`` shows it on: the terminal view and a GIF
+    #: of the match on a desktop, or a record of what the OLED showed.
+    save: str = ""
     #: Emulator pixel scale.
     scale: int = 4
     #: The most frames per second the loop sends (fewer when nothing changes).
@@ -126,6 +130,11 @@ class DisplaySettings:
             if not isinstance(data["output"], str):
                 raise fail("output", f"{data['output']!r} is not a file name")
             values["output"] = data["output"]
+        if "save" in data:
+            save = data["save"]
+            if not isinstance(save, str) or (save and not save.lower().endswith((".png", ".gif"))):
+                raise fail("save", f"{save!r} is not allowed; give a .png or .gif file name, or \"\" for none")
+            values["save"] = save
         ranges: dict[str, tuple[int, int]] = {
             "width": (0, 1024), "height": (0, 1024), "rotate": (0, 3), "i2c_port": (0, 22),
             "spi_port": (0, 6), "spi_device": (0, 2), "spi_dc": (2, 27), "spi_rst": (2, 27),
@@ -221,15 +230,55 @@ class Display:
             cleanup()
 
 
+class TeeDisplay(Display):
+    """One display that also saves every picture to a second one (``save``).
+
+    Both get every picture; if one fails the other is still served before
+    the error goes to the display loop, which retries.
+    """
+
+    def __init__(self, first: Display, copy: Display) -> None:
+        super().__init__(first.device, kind=first.kind, settings=first.settings)
+        self.first = first
+        self.copy = copy
+
+    def show(self, model: DisplayModel, at_ns: int | None = None) -> None:
+        try:
+            self.first.show(model, at_ns)
+            self.last_image = self.first.last_image
+        finally:
+            try:
+                self.copy.show(model, at_ns)
+            except OSError:
+                raise
+            except Exception as exc:  # pygame.error and friends: one line, like open_display
+                raise OSError(f"display save {self.copy.settings.output}: {exc}") from exc
+
+    def close(self) -> None:
+        try:
+            self.first.close()
+        finally:
+            self.copy.close()
+
+
 def open_display(settings: DisplaySettings | str, **options: Any) -> Display:
     """Open the display *settings* describe (or a kind name plus options).
 
     ``open_display("dummy")``, ``open_display("terminal", stream=buf)``,
     ``open_display(DisplaySettings(kind="ssd1306", i2c_address=0x3D))``.
+    With ``save`` set, the pictures also go to that PNG or GIF file.
     Missing or unreachable hardware raises ``OSError`` naming the display.
     """
     try:
-        return _open(settings, **options)
+        display = _open(settings, **options)
+        if isinstance(settings, DisplaySettings) and settings.save:
+            kind = "emulator-gif" if settings.save.lower().endswith(".gif") else "emulator-png"
+            # A character LCD's size is in characters: save the OLED picture.
+            width, height = (128, 64) if settings.kind == "hd44780" else display.size
+            copy = _open(DisplaySettings(kind=kind, output=settings.save, width=width,
+                                         height=height, scale=settings.scale, fps=settings.fps))
+            return TeeDisplay(display, copy)
+        return display
     except (ConfigError, OSError, TypeError):
         raise
     except Exception as exc:

@@ -195,12 +195,16 @@ def test_installer_into_a_scratch_root_is_idempotent(tmp_path, source):
     ).read_text()
     installed = root / "etc/pegwatch/pegwatch.toml"
     shipped = (source / "firmware_config/pegwatch.toml").read_text()
-    # The same file, except that a Pi draws on the OLED, not in the terminal.
-    assert installed.read_text() == shipped.replace('kind = "terminal"', 'kind = "ssd1306"', 1)
+    # The same file, except that a Pi draws on the OLED, not in the terminal,
+    # and saves no picture file (the SD card is not rewritten at 10 fps).
+    assert installed.read_text() == shipped.replace('kind = "terminal"', 'kind = "ssd1306"', 1).replace(
+        'save = "pegwatch-display.png"', 'save = ""', 1
+    )
     pi_model = tmp_path / "model"
     pi_model.write_text("Raspberry Pi 5 Model B Rev 1.0")
     config = load_config(installed, model_path=pi_model)
-    assert config.display.kind == "ssd1306" and config.on_pi and config.camera == "picamera2"
+    assert config.display.kind == "ssd1306" and config.display.save == ""
+    assert config.on_pi and config.camera == "picamera2"
     assert (root / "etc/modules-load.d/pegwatch.conf").read_text() == "i2c-dev\n"
     assert (root / "opt/pegwatch/device/journal.py").is_file()
     assert not (root / "opt/pegwatch/.venv").exists()  # dry run: pip and venv only printed
