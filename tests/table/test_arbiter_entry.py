@@ -11,7 +11,7 @@ import time
 
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
-from table_hands import ButtonHands
+from table_hands import TableOnMockPins
 
 from device.arbiter_menu import MenuItem, MenuMode
 from device.demo import VirtualClock
@@ -29,7 +29,7 @@ SECRET = ("red", "green", "blue", "yellow")
 PINS = PinMap()
 
 
-class Table(ButtonHands):
+class Table(TableOnMockPins):
     """A table program on mock pins, with a virtual clock shared by both."""
 
     def __init__(self, tmp_path):
@@ -100,14 +100,6 @@ class Table(ButtonHands):
             else:
                 pytest.fail(f"field {field} never reached {wanted[field]!r}")
             self.player(1)
-
-    def events(self, kind):
-        return [e for e in self.program.journal.events() if e.kind == kind]
-
-    def close(self):
-        self.hardware.close()
-        self.program.close()
-        self.factory.close()
 
 
 @pytest.fixture

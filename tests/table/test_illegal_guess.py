@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from flow_script import FlowScript
 
 from device.cli import main
 from device.demo import Scene, VirtualClock
@@ -31,24 +32,11 @@ INCOMPLETE = ("red", "empty", "blue", "blue")
 PLAYERS = ("Ann", "Bob")
 
 
-class Script:
+class Script(FlowScript):
     """Events fed to a flow as the table journals them (verdicts included)."""
 
     def __init__(self):
-        self.flow = MatchFlow(PLAYERS)
-        self.t = 10 * S
-        self.events: list[tuple[str, dict, int]] = []
-        self.lines: list[str] = []
-        self.verdicts: list[dict] = []
-
-    def ev(self, kind, dt=S, **payload):
-        self.t += dt
-        self.events.append((kind, payload, self.t))
-        out = self.flow.apply(kind, payload, self.t)
-        self.lines.extend(out.lines)
-        self.verdicts.extend(out.verdicts)
-        self.events.extend(("verdict", v, self.t) for v in out.verdicts)
-        return out
+        super().__init__(PLAYERS)
 
     def press(self, seat):
         return self.ev("press", player=seat)

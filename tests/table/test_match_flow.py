@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from flow_script import FlowScript
+
 from rules.codes import score
 from rules.match_flow import MatchFlow, Phase, RowState, replay_events
 from rules.record import Role
@@ -10,25 +12,8 @@ S = 1_000_000_000
 SECRET = ("red", "green", "blue", "yellow")
 
 
-class Script:
+class Script(FlowScript):
     """Builds an event list the way the table journals it."""
-
-    def __init__(self, players=("Ann", "Bob")):
-        self.flow = MatchFlow(players)
-        self.t = 10 * S
-        self.events: list[tuple[str, dict, int]] = []
-        self.lines: list[str] = []
-        self.verdicts: list[dict] = []
-
-    def ev(self, kind, dt=S, **payload):
-        self.t += dt
-        self.events.append((kind, payload, self.t))
-        out = self.flow.apply(kind, payload, self.t)
-        self.lines.extend(out.lines)
-        self.verdicts.extend(out.verdicts)
-        for v in out.verdicts:
-            self.events.append(("verdict", v, self.t))
-        return out
 
     def press(self, seat, dt=S):
         return self.ev("press", dt, player=seat)

@@ -16,7 +16,7 @@ import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from table_hands import ButtonHands
+from table_hands import TableOnMockPins
 
 from device.arbiter_menu import MenuItem
 from device.buzzer import Alert, BuzzerSettings, LowTimeWarnings, Sounder
@@ -39,7 +39,7 @@ PINS = PinMap()
 QUICK = BuzzerSettings(short_beep_ms=1, long_beep_ms=2, low_time_warnings_s=(30.0, 10.0))
 
 
-class Table(ButtonHands):
+class Table(TableOnMockPins):
     """A table program on mock pins, its buzzer attached, one virtual clock."""
 
     def __init__(self, tmp_path, *, buzzer=QUICK, clock=None, clock_factory=None):
@@ -107,14 +107,6 @@ class Table(ButtonHands):
         assert self.hardware.sounder.wait_until_quiet(5)
         pin = self.factory.pin(PINS.buzzer)
         return sum(1 for s in pin.states[1:] if s.state)
-
-    def events(self, kind):
-        return [e for e in self.program.journal.events() if e.kind == kind]
-
-    def close(self):
-        self.hardware.close()
-        self.program.close()
-        self.factory.close()
 
 
 @pytest.fixture
