@@ -9,7 +9,7 @@ Measures, on this machine:
 * **render**: one 128x64 frame drawn with Pillow (and the same sent to a
   luma ``dummy`` device).
 * **display CPU**: process CPU time (``time.process_time``) while the
-  :class:`~device.display.loop.DisplayLoop` keeps a luma dummy device
+  :class:`~pegwatch.device.display.loop.DisplayLoop` keeps a luma dummy device
   current at 10 frames/s, as a percentage of one core. Measured with tenths
   showing (a new face every 100 ms: the worst case) and with seconds.
 
@@ -30,16 +30,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from device.buzzer import BuzzerSettings
-from device.clock_device import TableClockDevice
-from device.display.devices import open_display
-from device.display.loop import DisplayLoop
-from device.display.model import DisplayModel, PlayerFace, Role
-from device.display.render import render
-from device.hardware import TableHardware
-from device.pins import PinMap
-from rules.clock.controls import TimeControl
-from rules.clock.engine import Clock
+from pegwatch.device.display.devices import open_display
+from pegwatch.device.display.loop import DisplayLoop
+from pegwatch.device.display.model import DisplayModel, PlayerFace, Role
+from pegwatch.device.display.render import render
+from pegwatch.device.hardware.buzzer import BuzzerSettings
+from pegwatch.device.hardware.gpio import TableHardware
+from pegwatch.device.hardware.pins import PinMap
+from pegwatch.rules.clock.controls import TimeControl
+from pegwatch.rules.clock.engine import Clock
+from pegwatch.simulation.clock_device import TableClockDevice
 
 S = 1_000_000_000
 MS = 1_000_000

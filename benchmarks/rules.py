@@ -16,10 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rules.codes import Feedback, score, score_against_all
-from rules.consistency import analyse
-from rules.record import Row
-from rules.variants import Scoring, Variant
+from pegwatch.rules.codes import Feedback, score, score_against_all
+from pegwatch.rules.consistency import analyse
+from pegwatch.rules.record import Row
+from pegwatch.rules.variants import Scoring, Variant
 
 SIZES = [(8, 4), (8, 5), (9, 6)]
 ROWS = 12

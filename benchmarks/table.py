@@ -38,12 +38,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from device.demo import Scene, calibrated_reader
-from device.journal import Journal
-from device.table import TableProgram
-from device.vision_worker import VisionWorker
-from rules.codes import score
-from rules.match_flow import MatchFlow, Phase, RowState
+from pegwatch.device.table.journal import Journal
+from pegwatch.device.table.program import TableProgram
+from pegwatch.device.table.vision_worker import VisionWorker
+from pegwatch.rules.codes import score
+from pegwatch.rules.match_flow import MatchFlow, Phase, RowState
+from pegwatch.simulation.demo import Scene, calibrated_reader
 
 PLAYERS = ("Alice", "Bob")
 GAMES = (
@@ -89,7 +89,7 @@ def main() -> int:
 
     print("calibrating ...", flush=True)
     profile, reader, conditions = calibrated_reader()
-    from vision.render import BoardContents
+    from pegwatch.simulation.render import BoardContents
 
     scene = Scene(profile, BoardContents.empty(profile), conditions)
     source = LiveSource(args.fps)

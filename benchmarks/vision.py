@@ -17,7 +17,7 @@ Definitions:
   (plus the secret holes when the shield is open);
 * a row is *judged* when the reader says it is ok (every hole and key hole
   read confidently), it is complete and it is marked (its keys are present,
-  or a later row is played); it is *flagged* when ``rules.codes.score`` of
+  or a later row is played); it is *flagged* when ``pegwatch.rules.codes.score`` of
   the truth's secret against the read guess differs from the read keys;
 * ``false_mismark_rows``: rows flagged on correctly marked boards;
 * ``missed_mismarks``: injected mis-marks that were neither flagged nor
@@ -43,13 +43,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import cv2
 import numpy as np
 
-from rules.codes import score
-from vision.baseline_hsv import read_hsv
-from vision.calibration import calibrate, truth_from_record
-from vision.hardset import PROFILES, hard_set, truth_reading
-from vision.profile import BoardProfile
-from vision.reader import BoardReader
-from vision.reading import EMPTY, OCCLUDED, ROW_OK, UNKNOWN, BoardReading
+from pegwatch.rules.codes import score
+from pegwatch.simulation.baseline_hsv import read_hsv
+from pegwatch.simulation.hardset import PROFILES, hard_set, truth_reading
+from pegwatch.vision.calibration import calibrate, truth_from_record
+from pegwatch.vision.profile import BoardProfile
+from pegwatch.vision.reader import BoardReader
+from pegwatch.vision.reading import EMPTY, OCCLUDED, ROW_OK, UNKNOWN, BoardReading
 
 
 class Tally:

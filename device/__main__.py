@@ -1,5 +1,5 @@
 import sys
 
-from device.cli import main
+from pegwatch.device.cli import main
 
 sys.exit(main())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rules.errors import PegwatchError
+from pegwatch.rules.errors import PegwatchError
 
 
 class ConfigError(PegwatchError):

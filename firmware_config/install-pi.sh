@@ -189,7 +189,8 @@ fi
 
 # The service cannot write into /opt (ProtectSystem=strict): compile the
 # bytecode now so that every start does not compile it again in memory.
-run "$ROOT$VENV/bin/python" -m compileall -q "$ROOT$DEST/rules" "$ROOT$DEST/vision" "$ROOT$DEST/device"
+run "$ROOT$VENV/bin/python" -m compileall -q "$ROOT$DEST/rules" "$ROOT$DEST/vision" "$ROOT$DEST/device" \
+    "$ROOT$DEST/simulation" "$ROOT$DEST/firmware_config"
 
 # 5. The table's configuration: never overwrite an arbiter's edits.
 mkdir -p "$ROOT$ETC"

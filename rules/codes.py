@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from rules.errors import PegwatchError
+from pegwatch.rules.errors import PegwatchError
 
 __all__ = [
     "EMPTY",

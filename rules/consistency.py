@@ -13,7 +13,7 @@ Colour names in records are free strings, so colours are numbered in order
 of first appearance; colours never used yet are interchangeable, so which
 index they get does not matter. A peg that cannot be in any code (a blank
 where blanks are not allowed, or a colour beyond the variant's count) gets
-:data:`~rules.codes.NO_COLOUR` and simply never matches.
+:data:`~pegwatch.rules.codes.NO_COLOUR` and simply never matches.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rules.codes import (
+from pegwatch.rules.codes import (
     EMPTY,
     NO_COLOUR,
     UNREAD,
@@ -34,8 +34,8 @@ from rules.codes import (
     counts_by_colour,
     is_read,
 )
-from rules.record import Row
-from rules.variants import Variant
+from pegwatch.rules.record import Row
+from pegwatch.rules.variants import Variant
 
 __all__ = ["ConsistencyReport", "analyse", "colour_indices"]
 
@@ -86,7 +86,7 @@ def analyse(rows: Sequence[Row], variant: Variant) -> ConsistencyReport:
     """Count the codes that agree with every marked row of ``rows``.
 
     Unmarked rows, and rows with a peg the reader could not read (see
-    :data:`~rules.codes.UNREAD`), are ignored. ``suspect_rows`` is empty
+    :data:`~pegwatch.rules.codes.UNREAD`), are ignored. ``suspect_rows`` is empty
     unless no code is consistent.
     """
     symbols = variant.symbols

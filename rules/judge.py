@@ -29,13 +29,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rules.codes import EMPTY, Feedback, is_read, score
-from rules.consistency import analyse
-from rules.errors import PegwatchError
-from rules.legality import IllegalGuessError, check_guess, colours_in
-from rules.match import match_vp
-from rules.record import GameRecord, MatchRecord, Role, Row
-from rules.variants import Scoring, Variant, get_variant
+from pegwatch.rules.codes import EMPTY, Feedback, is_read, score
+from pegwatch.rules.consistency import analyse
+from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.legality import IllegalGuessError, check_guess, colours_in
+from pegwatch.rules.match import match_vp
+from pegwatch.rules.record import GameRecord, MatchRecord, Role, Row
+from pegwatch.rules.variants import Scoring, Variant, get_variant
 
 __all__ = [
     "GameVerdict",

@@ -12,9 +12,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from rules.codes import EMPTY, UNREAD
-from rules.errors import PegwatchError
-from rules.variants import Variant
+from pegwatch.rules.codes import EMPTY, UNREAD
+from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.variants import Variant
 
 __all__ = ["IllegalGuessError", "IllegalMoveCounter", "check_guess", "colours_in"]
 

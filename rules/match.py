@@ -6,7 +6,7 @@ gets 1VP, while his opponent gets 0 VPs. In case of a draw, both get ½ VP."
 
 Tie-breaks, in order: "1- the results between players", "2- the less
 number of attempts, excluding the lowest one". These functions are for the
-standings; :func:`rules.judge.judge_match` uses :func:`match_vp`.
+standings; :func:`pegwatch.rules.judge.judge_match` uses :func:`match_vp`.
 """
 
 from __future__ import annotations

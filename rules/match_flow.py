@@ -4,7 +4,7 @@ A match is two games with the roles reversed (seed 000): ``players[0]`` is
 the codemaker of game 1. :class:`MatchFlow` takes the table's events in
 journal order (:meth:`MatchFlow.apply`) and keeps everything the table needs:
 the phase, whose clock runs, the confirmed rows with the readings attached,
-the rows waiting for the arbiter, and the verdicts of :mod:`rules.judge`.
+the rows waiting for the arbiter, and the verdicts of :mod:`pegwatch.rules.judge`.
 It never reads a clock, a camera or a disk: every instant comes in the
 events, so replaying the same events gives the same state and the same
 verdicts (:func:`replay_events`).
@@ -50,7 +50,7 @@ none is allowed, more colours than the variant has) are reported as an
 enters the row again, legal, or the codemaker presses for marks (the
 opponent's move accepts it). :meth:`MatchFlow.illegal_counts` counts them
 per player over the match. An incomplete row's marks are never judged
-(:func:`rules.judge.is_incomplete`).
+(:func:`pegwatch.rules.judge.is_incomplete`).
 
 Mis-marks are flagged only from certain readings: exactly when the secret
 was seen under the shield at the start, and otherwise only as "no code fits
@@ -67,13 +67,13 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
-from rules.clock import Clock, ClockView, PressOutcome
-from rules.codes import Code, Feedback
-from rules.errors import PegwatchError
-from rules.judge import GameVerdict, MatchVerdict, is_incomplete, judge_game, judge_match
-from rules.legality import IllegalGuessError, check_guess, colours_in
-from rules.record import GameRecord, MatchRecord, Role, Row
-from rules.variants import Variant, get_variant
+from pegwatch.rules.clock import Clock, ClockView, PressOutcome
+from pegwatch.rules.codes import Code, Feedback
+from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.judge import GameVerdict, MatchVerdict, is_incomplete, judge_game, judge_match
+from pegwatch.rules.legality import IllegalGuessError, check_guess, colours_in
+from pegwatch.rules.record import GameRecord, MatchRecord, Role, Row
+from pegwatch.rules.variants import Variant, get_variant
 
 __all__ = [
     "ROLES",

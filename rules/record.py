@@ -5,7 +5,7 @@ Parsing checks the shape (types, code lengths, key-peg counts against the
 variant's holes) and names the place of any fault with a JSON-path-like
 location, e.g. ``game.json: games[1].rows[3].black: expected an integer
 0..4, got "two"``. Whether a guess is *legal* (blanks, colour count) is a
-question for :mod:`rules.legality` and the judge, not a parse error.
+question for :mod:`pegwatch.rules.legality` and the judge, not a parse error.
 Unknown keys are kept, so records from the vision reader (per-hole
 confidences and the like) round-trip unchanged.
 """
@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from rules.codes import UNREAD, Code, Feedback, is_read
-from rules.errors import PegwatchError
-from rules.variants import Scoring, UnknownVariantError, Variant, get_variant
+from pegwatch.rules.codes import UNREAD, Code, Feedback, is_read
+from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.variants import Scoring, UnknownVariantError, Variant, get_variant
 
 __all__ = [
     "GameRecord",

@@ -16,8 +16,8 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from rules.codes import EMPTY
-from rules.errors import PegwatchError
+from pegwatch.rules.codes import EMPTY
+from pegwatch.rules.errors import PegwatchError
 
 __all__ = [
     "Scoring",
@@ -206,7 +206,7 @@ def load_variants(path: str | Path) -> dict[str, Variant]:
 
 @cache
 def _builtin() -> dict[str, Variant]:
-    text = resources.files("rules.data").joinpath("variants.toml").read_text(encoding="utf-8")
+    text = resources.files("pegwatch.rules.data").joinpath("variants.toml").read_text(encoding="utf-8")
     return parse_variants(text, source="rules/data/variants.toml")
 
 

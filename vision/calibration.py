@@ -34,11 +34,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rules.errors import PegwatchError
-from vision.colour import ColourModel, ColourModelError
-from vision.profile import BoardProfile, load_profile
-from vision.reader import BoardSampler
-from vision.reading import EMPTY, BoardReading
+from pegwatch.rules.errors import PegwatchError
+from pegwatch.vision.colour import ColourModel, ColourModelError
+from pegwatch.vision.profile import BoardProfile, load_profile
+from pegwatch.vision.reader import BoardSampler
+from pegwatch.vision.reading import EMPTY, BoardReading
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ class Calibration:
 
     def localiser(self, profile: BoardProfile) -> Any:
         """A fresh localiser of the calibrated kind for ``profile``."""
-        import vision.localise as localise
+        import pegwatch.vision.localise as localise
 
         if self.method == "markers":
             return localise.MarkerLocaliser(profile)
@@ -190,7 +190,7 @@ def _reference_out(ref: Any) -> Any:
 
 
 def _reference_in(ref: Any) -> Any:
-    import vision.localise as localise
+    import pegwatch.vision.localise as localise
 
     if ref is None:
         return None
@@ -238,7 +238,7 @@ def calibrate(
     :func:`truth_from_record`). ``names`` label the images in error
     messages (file names).
     """
-    import vision.localise as localise
+    import pegwatch.vision.localise as localise
 
     if not images:
         raise CalibrationError("calibration needs at least one image")
@@ -330,7 +330,7 @@ def fit_colours(
     ``image_to_board[i]`` locates the board in ``frames[i]`` (for an already
     rectified image it is ``diag(1/px_per_mm, 1/px_per_mm, 1)``).
     """
-    from vision.colour import linear_bgr_to_lab
+    from pegwatch.vision.colour import linear_bgr_to_lab
 
     labels = list(names) if names is not None else [f"image {i + 1}" for i in range(len(frames))]
     sampler = BoardSampler(profile, px_per_mm)

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rules.errors import PegwatchError
+from pegwatch.rules.errors import PegwatchError
 
 logger = logging.getLogger(__name__)
 

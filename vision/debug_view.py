@@ -14,8 +14,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from vision.profile import BoardProfile
-from vision.reading import EMPTY, OCCLUDED, ROW_OCCLUDED, UNKNOWN, BoardReading
+from pegwatch.vision.profile import BoardProfile
+from pegwatch.vision.reading import EMPTY, OCCLUDED, ROW_OCCLUDED, UNKNOWN, BoardReading
 
 logger = logging.getLogger(__name__)
 

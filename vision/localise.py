@@ -30,9 +30,9 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from rules.errors import PegwatchError
-from vision.markers import DetectedMarker, detect_markers, profile_marker_points
-from vision.profile import BoardProfile
+from pegwatch.rules.errors import PegwatchError
+from pegwatch.vision.markers import DetectedMarker, detect_markers, profile_marker_points
+from pegwatch.vision.profile import BoardProfile
 
 logger = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from rules.errors import PegwatchError
-from vision.profile import BoardProfile, Marker
+from pegwatch.rules.errors import PegwatchError
+from pegwatch.vision.profile import BoardProfile, Marker
 
 logger = logging.getLogger(__name__)
 

@@ -19,10 +19,11 @@ import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from rules.errors import PegwatchError
+from pegwatch.rules.errors import PegwatchError
 
 logger = logging.getLogger(__name__)
 
@@ -179,7 +180,8 @@ def boards_dir() -> Path:
     env = os.environ.get("PEGWATCH_BOARDS_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[1] / "firmware_config" / "boards"
+    # Package data (pegwatch.firmware_config), so a plain wheel has the profiles too.
+    return Path(str(resources.files("pegwatch.firmware_config") / "boards"))
 
 
 def profile_names() -> tuple[str, ...]:

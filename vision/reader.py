@@ -1,4 +1,4 @@
-"""From one camera frame to a :class:`~vision.reading.BoardReading`.
+"""From one camera frame to a :class:`~pegwatch.vision.reading.BoardReading`.
 
 The pipeline, per frame (see ``docs/vision.md``):
 
@@ -17,7 +17,7 @@ The pipeline, per frame (see ``docs/vision.md``):
    is compared with the calibration's plastic colour; the cells beside
    each hole add a local, grey shading factor (a soft shadow).
 5. Convert to CIELAB and classify with the calibrated
-   :class:`~vision.colour.ColourModel`: unknown when too far from every
+   :class:`~pegwatch.vision.colour.ColourModel`: unknown when too far from every
    class or too close to two; a channel clipped by the sensor is tried at
    every value it may hide.
 6. Occlusion: a plastic cell beside a row that no longer looks like plastic,
@@ -38,10 +38,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from rules.errors import PegwatchError
-from vision.colour import ColourModel, linear_bgr_to_lab, srgb_to_linear
-from vision.profile import BoardProfile
-from vision.reading import (
+from pegwatch.rules.errors import PegwatchError
+from pegwatch.vision.colour import ColourModel, linear_bgr_to_lab, srgb_to_linear
+from pegwatch.vision.profile import BoardProfile
+from pegwatch.vision.reading import (
     EMPTY,
     OCCLUDED,
     ROW_EMPTY,
@@ -57,7 +57,7 @@ from vision.reading import (
 )
 
 if TYPE_CHECKING:
-    from vision.calibration import Calibration
+    from pegwatch.vision.calibration import Calibration
 
 logger = logging.getLogger(__name__)
 
@@ -543,7 +543,7 @@ class BoardReader:
 
     def __init__(self, profile: BoardProfile, calibration: Calibration) -> None:
         if calibration.profile != profile.name:
-            from vision.calibration import CalibrationError
+            from pegwatch.vision.calibration import CalibrationError
 
             raise CalibrationError(
                 f"calibration is for board {calibration.profile!r}, not {profile.name!r}"

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rules.errors import PegwatchError
+from pegwatch.rules.errors import PegwatchError
 
 EMPTY = "empty"
 UNKNOWN = "unknown"

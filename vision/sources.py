@@ -28,8 +28,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from rules.errors import PegwatchError
-from vision.profile import BoardProfile
+from pegwatch.rules.errors import PegwatchError
+from pegwatch.vision.profile import BoardProfile
 
 logger = logging.getLogger(__name__)
 
@@ -417,7 +417,7 @@ class RenderedSource(_Source):
     The photo is rendered once per (contents, conditions) and cached, so a
     static board costs almost nothing per frame; each frame then gets fresh
     sensor noise (``frame_noise`` grey levels) so that frames differ as real
-    ones do. ``last`` is the :class:`~vision.render.Rendered` truth of the
+    ones do. ``last`` is the :class:`~pegwatch.simulation.render.Rendered` truth of the
     latest frame.
     """
 
@@ -432,7 +432,7 @@ class RenderedSource(_Source):
         conditions_fn: Callable[[], Any] | None = None,
     ) -> None:
         super().__init__()
-        from vision.render import Conditions
+        from pegwatch.simulation.render import Conditions
 
         self.profile = profile
         self.contents_fn = contents_fn
@@ -447,7 +447,7 @@ class RenderedSource(_Source):
 
     def read(self) -> Frame:
         """A frame of the board as it is now."""
-        from vision.render import render
+        from pegwatch.simulation.render import render
 
         self._check_open()
         contents = self.contents_fn()
@@ -506,8 +506,8 @@ def open_source(
             raise SourceError(f"camera spec {spec!r}: images: needs a file or folder")
         return ImageFolderSource([a for a in arg.split(",") if a], loop=loop)
     if kind == "render":
-        from vision.profile import load_profile
-        from vision.render import Conditions, random_contents
+        from pegwatch.simulation.render import Conditions, random_contents
+        from pegwatch.vision.profile import load_profile
 
         p = profile or load_profile()
         if contents_fn is None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 
-from vision.reading import (
+from pegwatch.vision.reading import (
     ROW_OCCLUDED,
     ROW_UNKNOWN,
     BoardReading,

@@ -15,13 +15,13 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from rules.errors import PegwatchError
+from pegwatch.rules.errors import PegwatchError
 
 _COMMAND_MODULES = (
-    "device.cli.judge_cmd",
-    "device.cli.markers_cmd",
-    "device.cli.vision_cmd",
-    "device.cli.table_cmd",
+    "pegwatch.device.cli.judge_cmd",
+    "pegwatch.device.cli.markers_cmd",
+    "pegwatch.device.cli.vision_cmd",
+    "pegwatch.device.cli.table_cmd",
 )
 
 Handler = Callable[[argparse.Namespace], int]

@@ -1,8 +1,8 @@
 """``pegwatch judge FILE.json [--json]``: the arbiter's verdict on a record.
 
 The record format is in ``docs/records.md``; the readings of the rules in
-``docs/rules.md``. Bad input raises a :class:`~rules.errors.PegwatchError`
-naming the file and the place, which ``device.cli.main`` prints as one line
+``docs/rules.md``. Bad input raises a :class:`~pegwatch.rules.errors.PegwatchError`
+naming the file and the place, which ``pegwatch.device.cli.main`` prints as one line
 with exit status 2.
 """
 
@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from rules.codes import Feedback
-    from rules.judge import GameVerdict, MatchVerdict
-    from rules.record import GameRecord, MatchRecord
-    from rules.variants import Variant
+    from pegwatch.rules.codes import Feedback
+    from pegwatch.rules.judge import GameVerdict, MatchVerdict
+    from pegwatch.rules.record import GameRecord, MatchRecord
+    from pegwatch.rules.variants import Variant
 
 logger = logging.getLogger(__name__)
 
@@ -47,9 +47,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Judge ``args.file``; print the verdict; return the exit status."""
     # Imported here so that `pegwatch --help` does not load numpy.
-    from rules.judge import judge_game, judge_match
-    from rules.record import MatchRecord, RecordError, load_record
-    from rules.variants import get_variant, load_variants
+    from pegwatch.rules.judge import judge_game, judge_match
+    from pegwatch.rules.record import MatchRecord, RecordError, load_record
+    from pegwatch.rules.variants import get_variant, load_variants
 
     extra = load_variants(args.variants) if args.variants else None
     source = "<stdin>" if args.file == "-" else args.file
@@ -135,7 +135,7 @@ def _plural(n: int, word: str) -> str:
 
 
 def _result(verdict: GameVerdict, variant: Variant) -> str:
-    from rules.variants import Scoring
+    from pegwatch.rules.variants import Scoring
 
     k = verdict.mismarked_row
     if variant.scoring is Scoring.HOME:

@@ -23,8 +23,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the sheet; bad profiles, ids or paths become one line on stderr (exit 2)."""
-    from vision.markers import write_sheet
-    from vision.profile import load_profile
+    from pegwatch.vision.markers import write_sheet
+    from pegwatch.vision.profile import load_profile
 
     profile = load_profile(args.profile)
     out = write_sheet(profile, args.output, dpi=args.dpi)

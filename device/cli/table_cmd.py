@@ -62,14 +62,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from device.demo import run_demo
+    from pegwatch.simulation.demo import run_demo
 
     result = run_demo(journal=args.journal, gif=None if args.fast else args.gif)
     return 0 if result.result.get("phase") == "match_over" else 1
 
 
 def _export(args: argparse.Namespace) -> int:
-    from device.records_export import export_records
+    from pegwatch.device.table.export import export_records
 
     written = export_records(args.journal, args.output, evidence=args.evidence)
     if not written:
@@ -81,7 +81,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from device.table import replay_journal
+    from pegwatch.device.table.program import replay_journal
 
     result = replay_journal(args.journal)
     if args.json:
@@ -113,6 +113,6 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from device.table_run import run_table
+    from pegwatch.device.table.run import run_table
 
     return run_table(config=args.config, journal=args.journal, script=args.script, new=args.new)

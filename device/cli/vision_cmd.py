@@ -21,13 +21,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rules.errors import PegwatchError
+from pegwatch.rules.errors import PegwatchError
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-    from vision.reading import BoardReading
+    from pegwatch.vision.reading import BoardReading
 
 logger = logging.getLogger(__name__)
 
@@ -111,8 +111,8 @@ def parse_corners(text: str) -> list[tuple[float, float]]:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from vision.calibration import calibrate, truth_from_record
-    from vision.profile import DEFAULT_PROFILE, load_profile
+    from pegwatch.vision.calibration import calibrate, truth_from_record
+    from pegwatch.vision.profile import DEFAULT_PROFILE, load_profile
 
     profile = load_profile(args.profile or DEFAULT_PROFILE)
     corners = parse_corners(args.corners) if args.corners else None
@@ -135,9 +135,9 @@ def _calibrate(args: argparse.Namespace) -> int:
 def _read(args: argparse.Namespace) -> int:
     import cv2
 
-    from vision.calibration import Calibration
-    from vision.reader import BoardReader
-    from vision.temporal import StableBoard
+    from pegwatch.vision.calibration import Calibration
+    from pegwatch.vision.reader import BoardReader
+    from pegwatch.vision.temporal import StableBoard
 
     cv2.setNumThreads(1)
     cal = Calibration.load(args.calibration)
@@ -153,7 +153,7 @@ def _read(args: argparse.Namespace) -> int:
         accepted = stable.update(reading)
     assert accepted is not None and frame is not None
     if args.debug:
-        from vision.debug_view import draw_debug
+        from pegwatch.vision.debug_view import draw_debug
 
         out = draw_debug(frame, profile, accepted, reader.last_localisation)
         if not cv2.imwrite(args.debug, out):

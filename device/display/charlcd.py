@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from device.display.model import DisplayModel, EntryCell, EntryView, PlayerFace, Role, format_time
+from pegwatch.device.display.model import (
+    DisplayModel,
+    EntryCell,
+    EntryView,
+    PlayerFace,
+    Role,
+    format_time,
+)
 
 SIZES = ((16, 2), (20, 4))
 

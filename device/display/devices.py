@@ -2,7 +2,7 @@
 
 :class:`DisplaySettings` is the parsed ``[display]`` section of the table
 configuration; :func:`open_display` turns it into a :class:`Display`, which
-renders a :class:`~device.display.model.DisplayModel` at the device's size
+renders a :class:`~pegwatch.device.display.model.DisplayModel` at the device's size
 and hands the image to a luma device (or the text to a character LCD).
 
 Kinds:
@@ -30,10 +30,10 @@ from typing import Any
 
 from PIL import Image
 
-from device.display.model import DisplayModel
-from device.display.render import render
-from device.errors import ConfigError
-from device.pins import I2C_PINS
+from pegwatch.device.display.model import DisplayModel
+from pegwatch.device.display.render import render
+from pegwatch.device.errors import ConfigError
+from pegwatch.device.hardware.pins import I2C_PINS
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class DisplaySettings:
         return self.kind in LCD_KINDS or (self.kind in OLED_KINDS and self.interface == "spi")
 
     def reserved_pins(self) -> dict[int, str]:
-        """GPIOs this display needs, for :meth:`device.pins.PinMap.from_mapping`."""
+        """GPIOs this display needs, for :meth:`pegwatch.device.hardware.pins.PinMap.from_mapping`."""
         if self.uses_i2c:
             return {gpio: f"the display ({what})" for gpio, what in I2C_PINS.items()}
         if self.uses_spi:
@@ -296,7 +296,7 @@ def _open(settings: DisplaySettings | str, **options: Any) -> Display:
     kind = settings.kind
     width, height = settings.size
     if kind == "terminal":
-        from device.display.terminal import TerminalDisplay
+        from pegwatch.device.display.terminal import TerminalDisplay
 
         return Display(TerminalDisplay(width, height, **options), kind=kind, settings=settings)
     if kind == "dummy":
@@ -322,7 +322,7 @@ def _open(settings: DisplaySettings | str, **options: Any) -> Display:
             dev = emulators.pygame(**common)
         return Display(dev, kind=kind, settings=settings)
     if kind == "hd44780":
-        from device.display.charlcd import CharLcd
+        from pegwatch.device.display.charlcd import CharLcd
 
         return Display(CharLcd(cols=width, rows=height, i2c_port=settings.i2c_port,
                                address=settings.i2c_address, **options),

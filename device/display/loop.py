@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable
 from types import TracebackType
 
-from device.display.devices import Display
-from device.display.model import DisplayModel
+from pegwatch.device.display.devices import Display
+from pegwatch.device.display.model import DisplayModel
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ MAX_SLEEP_S = 1.0
 
 
 class DisplayLoop:
-    """Keeps a :class:`~device.display.devices.Display` showing the current model."""
+    """Keeps a :class:`~pegwatch.device.display.devices.Display` showing the current model."""
 
     def __init__(
         self,

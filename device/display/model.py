@@ -2,8 +2,8 @@
 
 :class:`DisplayModel` is everything one frame needs; :func:`format_time` is
 the one place that turns nanoseconds into digits. Rendering
-(:mod:`device.display.render`) and the character-LCD layout
-(:mod:`device.display.charlcd`) both read from here, so every device shows
+(:mod:`pegwatch.device.display.render`) and the character-LCD layout
+(:mod:`pegwatch.device.display.charlcd`) both read from here, so every device shows
 the same thing.
 
 Rounding: like DGT clocks, times are shown rounded **down** (a player never
@@ -18,7 +18,7 @@ import enum
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from rules.clock.engine import ClockView
+from pegwatch.rules.clock.engine import ClockView
 
 NS_PER_S = 1_000_000_000
 NS_PER_TENTH = NS_PER_S // 10
@@ -80,7 +80,7 @@ def next_visible_change_ns(
     """When the running player's face next changes if nothing else happens.
 
     ``clock_next_change_ns(at_ns, resolution_ns)`` is the clock's own answer
-    (:meth:`rules.clock.Clock.next_change_ns`), which marks where a
+    (:meth:`pegwatch.rules.clock.Clock.next_change_ns`), which marks where a
     rounded-up face would change; faces here round down, so they change one
     nanosecond later. The face's own arithmetic covers the instant it
     switches to tenths. ``None`` when no time runs: the display loop then

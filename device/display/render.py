@@ -1,8 +1,8 @@
-"""Draw a :class:`~device.display.model.DisplayModel` with Pillow.
+"""Draw a :class:`~pegwatch.device.display.model.DisplayModel` with Pillow.
 
 One drawing for every device: :func:`render` returns a 1-bit
 ``PIL.Image`` (white on black, as an OLED lights it); devices only show
-images (:mod:`device.display.devices` converts the mode when a colour LCD
+images (:mod:`pegwatch.device.display.devices` converts the mode when a colour LCD
 needs it). The layout is computed from the size, so a 128x64 OLED and a
 320x240 LCD show the same picture at their own scale.
 
@@ -36,11 +36,12 @@ The arbiter entering a row by hand (``model.entry``) replaces the times
 from __future__ import annotations
 
 import functools
+from importlib import resources
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
-from device.display.model import (
+from pegwatch.device.display.model import (
     DisplayModel,
     EntryCell,
     EntryView,
@@ -49,7 +50,8 @@ from device.display.model import (
     format_time,
 )
 
-FONT_DIR = Path(__file__).resolve().parent.parent / "fonts"
+# Package data, so a plain wheel draws the same faces as a checkout.
+FONT_DIR = Path(str(resources.files("pegwatch.device") / "fonts"))
 DIGITS_FONT = FONT_DIR / "DejaVuSansCondensed-Bold.ttf"
 TEXT_FONT = FONT_DIR / "DejaVuSansMono-Bold.ttf"
 

@@ -5,7 +5,7 @@ severities (``device/table.py`` ``TableProgram._message`` and ``_banner``),
 and for the bare clock's own states (the Mensa four-player face) the bare
 clock's (``device/clock_device.py``).
 
-``python -m device.display.samples DIR`` writes ``display-<name>.png`` for
+``python -m pegwatch.device.display.samples DIR`` writes ``display-<name>.png`` for
 each state into *DIR* (4x, white on a dark blue-black, like an OLED), which
 is how ``docs/img`` is made.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from PIL import Image, ImageOps
 
-from device.display.model import (
+from pegwatch.device.display.model import (
     DisplayModel,
     EntryCell,
     EntryView,
@@ -26,7 +26,7 @@ from device.display.model import (
     Role,
     Severity,
 )
-from device.display.render import render
+from pegwatch.device.display.render import render
 
 S = 1_000_000_000
 

@@ -1,11 +1,11 @@
 """The game clock: pure, exact, integer nanoseconds, no hardware.
 
-``from rules.clock import Clock`` is the entry point; see ``docs/clock.md``.
+``from pegwatch.rules.clock import Clock`` is the entry point; see ``docs/clock.md``.
 """
 
 from __future__ import annotations
 
-from rules.clock.controls import (
+from pegwatch.rules.clock.controls import (
     DelayKind,
     Overtime,
     OvertimeKind,
@@ -13,7 +13,7 @@ from rules.clock.controls import (
     StageAdvance,
     TimeControl,
 )
-from rules.clock.durations import (
+from pegwatch.rules.clock.durations import (
     NS_PER_MIN,
     NS_PER_MS,
     NS_PER_S,
@@ -21,7 +21,7 @@ from rules.clock.durations import (
     format_duration,
     parse_duration,
 )
-from rules.clock.engine import (
+from pegwatch.rules.clock.engine import (
     DEFAULT_DEBOUNCE_NS,
     MAX_PLAYERS,
     MIN_PLAYERS,
@@ -31,7 +31,7 @@ from rules.clock.engine import (
     PressOutcome,
     StageExpiry,
 )
-from rules.clock.errors import (
+from pegwatch.rules.clock.errors import (
     ClockError,
     ClockStateError,
     DurationError,
@@ -40,7 +40,7 @@ from rules.clock.errors import (
     PresetFileError,
     UnknownClockPresetError,
 )
-from rules.clock.presets import (
+from pegwatch.rules.clock.presets import (
     ClockPreset,
     builtin_presets,
     get_preset,

@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from rules.clock.durations import format_duration, parse_duration
-from rules.clock.errors import InvalidTimeControlError
+from pegwatch.rules.clock.durations import format_duration, parse_duration
+from pegwatch.rules.clock.errors import InvalidTimeControlError
 
 _PGN_FIELD = re.compile(r"(?:(\d+)/)?(\d+(?:\.\d+)?)(?:\+(\d+(?:\.\d+)?))?")
 

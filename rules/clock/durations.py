@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 
-from rules.clock.errors import DurationError
+from pegwatch.rules.clock.errors import DurationError
 
 NS_PER_US = 1_000
 NS_PER_MS = 1_000_000

@@ -24,12 +24,12 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from rules.clock.controls import DelayKind, OvertimeKind, StageAdvance, TimeControl
-from rules.clock.durations import ceil_div, format_duration
-from rules.clock.errors import ClockError, ClockStateError, InvalidPlayerError
+from pegwatch.rules.clock.controls import DelayKind, OvertimeKind, StageAdvance, TimeControl
+from pegwatch.rules.clock.durations import ceil_div, format_duration
+from pegwatch.rules.clock.errors import ClockError, ClockStateError, InvalidPlayerError
 
 if TYPE_CHECKING:
-    from rules.clock.presets import ClockPreset
+    from pegwatch.rules.clock.presets import ClockPreset
 
 logger = logging.getLogger(__name__)
 
@@ -350,7 +350,7 @@ class Clock:
         role per player uses its own role order. *options* (``debounce_ns``,
         ``freeze_at_flag``, ``skip_flagged``) override the preset's defaults.
         """
-        from rules.clock.presets import get_preset
+        from pegwatch.rules.clock.presets import get_preset
 
         p = get_preset(preset) if isinstance(preset, str) else preset
         controls = p.controls_for(players, roles)

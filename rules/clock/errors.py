@@ -1,8 +1,8 @@
-"""Errors raised by the clock, all :class:`~rules.errors.PegwatchError`."""
+"""Errors raised by the clock, all :class:`~pegwatch.rules.errors.PegwatchError`."""
 
 from __future__ import annotations
 
-from rules.errors import PegwatchError
+from pegwatch.rules.errors import PegwatchError
 
 
 class ClockError(PegwatchError):

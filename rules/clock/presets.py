@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rules.clock.controls import (
+from pegwatch.rules.clock.controls import (
     DelayKind,
     Overtime,
     OvertimeKind,
@@ -34,9 +34,9 @@ from rules.clock.controls import (
     StageAdvance,
     TimeControl,
 )
-from rules.clock.durations import parse_duration
-from rules.clock.engine import MAX_PLAYERS, MIN_PLAYERS
-from rules.clock.errors import (
+from pegwatch.rules.clock.durations import parse_duration
+from pegwatch.rules.clock.engine import MAX_PLAYERS, MIN_PLAYERS
+from pegwatch.rules.clock.errors import (
     ClockError,
     InvalidPlayerError,
     PresetFileError,
@@ -336,7 +336,7 @@ def load_presets(path: str | os.PathLike[str]) -> dict[str, ClockPreset]:
 @functools.cache
 def builtin_presets() -> Mapping[str, ClockPreset]:
     """The presets shipped in ``rules/data/clocks.toml``."""
-    resource = importlib.resources.files("rules").joinpath("data/clocks.toml")
+    resource = importlib.resources.files("pegwatch.rules").joinpath("data/clocks.toml")
     return parse_presets(resource.read_text(encoding="utf-8"), source="rules/data/clocks.toml")
 
 

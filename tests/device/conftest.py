@@ -6,7 +6,7 @@ import pytest
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from device.pins import PinMap
+from pegwatch.device.hardware.pins import PinMap
 
 
 class FakeTime:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from device.arbiter_menu import (
+from pegwatch.device.display.charlcd import layout
+from pegwatch.device.display.model import DisplayModel, EntryView
+from pegwatch.device.display.render import render
+from pegwatch.device.display.samples import SAMPLES
+from pegwatch.device.hardware.gpio import TableHardware
+from pegwatch.device.table.arbiter_menu import (
     ArbiterMenu,
     EntryTarget,
     MenuItem,
@@ -12,14 +17,9 @@ from device.arbiter_menu import (
     RowEntry,
     short_names,
 )
-from device.clock_device import TableClockDevice
-from device.display.charlcd import layout
-from device.display.model import DisplayModel, EntryView
-from device.display.render import render
-from device.display.samples import SAMPLES
-from device.hardware import TableHardware
-from rules.clock.engine import Clock
-from rules.codes import EMPTY
+from pegwatch.rules.clock.engine import Clock
+from pegwatch.rules.codes import EMPTY
+from pegwatch.simulation.clock_device import TableClockDevice
 
 MSO = ("red", "green", "blue", "yellow", "white", "black", "orange", "pink")
 TABLE_ITEMS = (MenuItem.BACK, MenuItem.ENTER_ROW, MenuItem.ENTER_SECRET, MenuItem.ADJUST)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from device.arbiter_menu import ArbiterMenu, MenuAction, MenuItem, MenuMode
+from pegwatch.device.table.arbiter_menu import ArbiterMenu, MenuAction, MenuItem, MenuMode
 
 
 def test_walk_items_and_choose():

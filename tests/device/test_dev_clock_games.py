@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from device.buzzer import Alert, BuzzerSettings
-from device.clock_device import ControlEvent, TableClockDevice
-from device.display.model import Role, Severity
-from device.hardware import TableHardware
-from device.pins import PinMap
-from rules.clock.controls import TimeControl
-from rules.clock.engine import Clock, ClockEvent, PressOutcome
+from pegwatch.device.display.model import Role, Severity
+from pegwatch.device.hardware.buzzer import Alert, BuzzerSettings
+from pegwatch.device.hardware.gpio import TableHardware
+from pegwatch.device.hardware.pins import PinMap
+from pegwatch.rules.clock.controls import TimeControl
+from pegwatch.rules.clock.engine import Clock, ClockEvent, PressOutcome
+from pegwatch.simulation.clock_device import ControlEvent, TableClockDevice
 
 S = 1_000_000_000
 MIN = 60 * S
@@ -266,7 +266,7 @@ def test_mensa_connection_four_players_skip_the_flagged(mock_factory, fake_time,
 
 
 def test_next_change_follows_the_faces(mso, drive, fake_time):
-    from device.display.model import format_time
+    from pegwatch.device.display.model import format_time
 
     assert mso.next_change_ns(fake_time.now) is None  # not started
     t_start = fake_time.now
@@ -284,8 +284,8 @@ def test_next_change_follows_the_faces(mso, drive, fake_time):
 
 
 def test_display_loop_follows_the_device(mso, drive, fake_time):
-    from device.display.devices import open_display
-    from device.display.loop import DisplayLoop
+    from pegwatch.device.display.devices import open_display
+    from pegwatch.device.display.loop import DisplayLoop
 
     display = open_display("dummy")
     loop = DisplayLoop(display, mso.display_model, next_change_at=mso.next_change_ns,
@@ -295,7 +295,7 @@ def test_display_loop_follows_the_device(mso, drive, fake_time):
     fake_time.advance_s(1)
     loop.step()
     assert loop.frames == 2
-    from device.display.render import render
+    from pegwatch.device.display.render import render
 
     assert display.device.image.tobytes() == render(mso.display_model().quantized()).tobytes()
 

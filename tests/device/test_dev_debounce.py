@@ -7,7 +7,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from device.debounce import Change, Debouncer
+from pegwatch.device.hardware.debounce import Change, Debouncer
 
 MS = 1_000_000
 

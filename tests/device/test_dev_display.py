@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from device.display.charlcd import layout
-from device.display.devices import DisplaySettings, open_display
-from device.display.loop import DisplayLoop
-from device.display.model import (
+from pegwatch.device.display.charlcd import layout
+from pegwatch.device.display.devices import DisplaySettings, open_display
+from pegwatch.device.display.loop import DisplayLoop
+from pegwatch.device.display.model import (
     DisplayModel,
     Message,
     PlayerFace,
@@ -22,10 +22,10 @@ from device.display.model import (
     format_time,
     until_face_changes_ns,
 )
-from device.display.render import render
-from device.display.samples import SAMPLES
-from device.display.terminal import to_half_blocks
-from device.errors import ConfigError
+from pegwatch.device.display.render import render
+from pegwatch.device.display.samples import SAMPLES
+from pegwatch.device.display.terminal import to_half_blocks
+from pegwatch.device.errors import ConfigError
 
 S = 1_000_000_000
 SRC = "firmware_config/pegwatch.toml"
@@ -177,7 +177,7 @@ def test_colour_lcd_gets_rgb():
         def display(self, image):
             self.image = image
 
-    from device.display.devices import Display
+    from pegwatch.device.display.devices import Display
 
     display = Display(FakeLcd(), kind="st7735")
     display.show(SAMPLES["running"])
@@ -223,7 +223,7 @@ def test_missing_oled_is_a_clear_oserror_not_import_time():
 
 
 def test_loop_reopens_a_replugged_display():
-    from device.display.devices import Display
+    from pegwatch.device.display.devices import Display
 
     first, second = CountingDevice(), CountingDevice()
     first.fail = True
@@ -259,7 +259,7 @@ def _running_model(remaining_ns):
 
 
 def _loop(device, start_remaining, fps=10.0):
-    from device.display.devices import Display
+    from pegwatch.device.display.devices import Display
 
     t0 = 1_000 * S
     state = {"now": t0}
@@ -301,7 +301,7 @@ def test_loop_survives_a_failing_display(caplog):
     device = CountingDevice()
     loop, state, _t0 = _loop(device, 100 * S)
     device.fail = True
-    with caplog.at_level(logging.ERROR, logger="device.display.loop"):
+    with caplog.at_level(logging.ERROR, logger="pegwatch.device.display.loop"):
         loop.step()
         state["now"] += S
         loop.step()
@@ -316,7 +316,7 @@ def test_loop_survives_a_failing_display(caplog):
 
 def test_loop_thread_runs_and_wakes(tmp_path):
     device = CountingDevice()
-    from device.display.devices import Display
+    from pegwatch.device.display.devices import Display
 
     model = {"m": SAMPLES["paused"]}
     loop = DisplayLoop(Display(device, kind="test"), lambda now: model["m"], fps=50)

@@ -3,7 +3,7 @@
 Regenerate after a deliberate change of the drawing, then look at them:
 
     PEGWATCH_REGEN_GOLDEN=1 .venv/bin/pytest tests/device/test_dev_display_golden.py
-    .venv/bin/python -m device.display.samples docs/img
+    .venv/bin/python -m pegwatch.device.display.samples docs/img
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageChops
 
-from device.display.model import DisplayModel, PlayerFace
-from device.display.render import render
-from device.display.samples import SAMPLES
+from pegwatch.device.display.model import DisplayModel, PlayerFace
+from pegwatch.device.display.render import render
+from pegwatch.device.display.samples import SAMPLES
 
 GOLDEN = Path(__file__).parent / "golden"
 REGEN = os.environ.get("PEGWATCH_REGEN_GOLDEN") == "1"

@@ -7,10 +7,10 @@ import io
 import pytest
 from PIL import Image, ImageSequence
 
-from device.display.devices import DisplaySettings, open_display
-from device.display.render import render
-from device.display.samples import SAMPLES
-from device.errors import ConfigError
+from pegwatch.device.display.devices import DisplaySettings, open_display
+from pegwatch.device.display.render import render
+from pegwatch.device.display.samples import SAMPLES
+from pegwatch.device.errors import ConfigError
 
 
 def test_terminal_view_also_saved_as_png(tmp_path):

@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from device.buzzer import Alert, BuzzerSettings
-from device.errors import ConfigError
-from device.hardware import TableHardware, make_pin_factory
-from device.pins import PinMap
+from pegwatch.device.errors import ConfigError
+from pegwatch.device.hardware.buzzer import Alert, BuzzerSettings
+from pegwatch.device.hardware.gpio import TableHardware, make_pin_factory
+from pegwatch.device.hardware.pins import PinMap
 
 P0, P1, ARB = 17, 27, 22
 QUICK = BuzzerSettings(short_beep_ms=2, long_beep_ms=4)
@@ -36,8 +36,8 @@ def test_no_driver_imported_at_import_time():
     import sys
 
     code = (
-        "import sys, device.clock_device, device.hardware, device.pins, device.buzzer, "
-        "device.display.loop, device.display.devices, device.display.charlcd; "
+        "import sys, pegwatch.simulation.clock_device, pegwatch.device.hardware.gpio, pegwatch.device.hardware.pins, pegwatch.device.hardware.buzzer, "
+        "pegwatch.device.display.loop, pegwatch.device.display.devices, pegwatch.device.display.charlcd; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('gpiozero', 'luma', 'RPLCD', 'pygame', 'lgpio')))"
     )

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from device.errors import ConfigError
-from device.pins import I2C_PINS, PinMap
-from rules.errors import PegwatchError
+from pegwatch.device.errors import ConfigError
+from pegwatch.device.hardware.pins import I2C_PINS, PinMap
+from pegwatch.rules.errors import PegwatchError
 
 SRC = "firmware_config/pegwatch.toml"
 

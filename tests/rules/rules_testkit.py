@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from rules.codes import Feedback, score
-from rules.record import GameRecord, Role, Row
+from pegwatch.rules.codes import Feedback, score
+from pegwatch.rules.record import GameRecord, Role, Row
 
 
 def make_game(

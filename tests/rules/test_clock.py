@@ -1,10 +1,10 @@
-"""Worked examples for the pure game clock (rules.clock)."""
+"""Worked examples for the pure game clock (pegwatch.rules.clock)."""
 
 from __future__ import annotations
 
 import pytest
 
-from rules.clock import (
+from pegwatch.rules.clock import (
     Clock,
     ClockStateError,
     InvalidPlayerError,
@@ -15,7 +15,7 @@ from rules.clock import (
     StageAdvance,
     TimeControl,
 )
-from rules.errors import PegwatchError
+from pegwatch.rules.errors import PegwatchError
 
 S = 1_000_000_000
 MS = 1_000_000
@@ -608,7 +608,7 @@ def test_events_journal_every_call_in_order() -> None:
 
 
 def test_replay_skips_calls_that_were_refused() -> None:
-    from rules.clock import ClockEvent
+    from pegwatch.rules.clock import ClockEvent
 
     journal = [
         ClockEvent("pause", T0 - S),  # refused: not started

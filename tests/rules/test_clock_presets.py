@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rules.clock import (
+from pegwatch.rules.clock import (
     Clock,
     ClockPreset,
     DelayKind,
@@ -27,7 +27,7 @@ from rules.clock import (
     parse_presets,
     preset_names,
 )
-from rules.errors import PegwatchError
+from pegwatch.rules.errors import PegwatchError
 
 S = 1_000_000_000
 MIN = 60 * S

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rules.clock import (
+from pegwatch.rules.clock import (
     Clock,
     ClockStateError,
     DelayKind,

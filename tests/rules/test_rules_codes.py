@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rules.codes import (
+from pegwatch.rules.codes import (
     EMPTY,
     NO_COLOUR,
     CodeLengthError,
@@ -17,7 +17,7 @@ from rules.codes import (
     score,
     score_against_all,
 )
-from rules.errors import PegwatchError
+from pegwatch.rules.errors import PegwatchError
 
 COLOURS = ["red", "green", "blue", "yellow", "white", "black", "orange", EMPTY]
 

@@ -7,10 +7,10 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rules.codes import EMPTY, Feedback, score
-from rules.consistency import analyse
-from rules.record import Row
-from rules.variants import Variant, get_variant
+from pegwatch.rules.codes import EMPTY, Feedback, score
+from pegwatch.rules.consistency import analyse
+from pegwatch.rules.record import Row
+from pegwatch.rules.variants import Variant, get_variant
 
 
 def small(blanks: bool = False) -> Variant:

@@ -7,10 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rules_testkit import GUESSES, MISSES, SECRET, make_game
 
-from rules.codes import Feedback, score
-from rules.judge import judge_game
-from rules.record import GameRecord, Role, Row
-from rules.variants import get_variant
+from pegwatch.rules.codes import Feedback, score
+from pegwatch.rules.judge import judge_game
+from pegwatch.rules.record import GameRecord, Role, Row
+from pegwatch.rules.variants import get_variant
 
 
 def test_attempts_is_the_row_that_solved_the_code() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from device.cli import main
+from pegwatch.device.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

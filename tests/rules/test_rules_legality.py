@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from rules.codes import EMPTY
-from rules.legality import IllegalGuessError, IllegalMoveCounter, check_guess
-from rules.variants import get_variant
+from pegwatch.rules.codes import EMPTY
+from pegwatch.rules.legality import IllegalGuessError, IllegalMoveCounter, check_guess
+from pegwatch.rules.variants import get_variant
 
 
 def test_legal_guess_passes() -> None:

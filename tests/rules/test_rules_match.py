@@ -6,9 +6,15 @@ from dataclasses import dataclass, field
 
 from rules_testkit import GUESSES, MISSES, SECRET, make_game
 
-from rules.judge import judge_match
-from rules.match import attempts_excluding_lowest, break_ties, head_to_head_vp, match_vp, rank
-from rules.record import MatchRecord
+from pegwatch.rules.judge import judge_match
+from pegwatch.rules.match import (
+    attempts_excluding_lowest,
+    break_ties,
+    head_to_head_vp,
+    match_vp,
+    rank,
+)
+from pegwatch.rules.record import MatchRecord
 
 FAIL = {"A": 13, "B": 13}
 

@@ -9,9 +9,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rules.codes import Feedback
-from rules.record import GameRecord, MatchRecord, RecordError, Role, Row, load_record, parse_record
-from rules.variants import get_variant
+from pegwatch.rules.codes import Feedback
+from pegwatch.rules.record import (
+    GameRecord,
+    MatchRecord,
+    RecordError,
+    Role,
+    Row,
+    load_record,
+    parse_record,
+)
+from pegwatch.rules.variants import get_variant
 
 GAME = {
     "rules": "mso",

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from device.cli import main
-from rules.judge import judge_game
-from rules.record import RecordError, parse_record
+from pegwatch.device.cli import main
+from pegwatch.rules.judge import judge_game
+from pegwatch.rules.record import RecordError, parse_record
 
 SECRET = ["red", "red", "yellow", "blue"]
 GUESS = ["red", "green", "blue", "yellow"]  # scores 1 black 2 white against SECRET

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from rules.errors import PegwatchError
-from rules.variants import (
+from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.variants import (
     Scoring,
     UnknownVariantError,
     VariantError,
@@ -97,7 +97,7 @@ def test_bad_preset_files(text: str, message: str) -> None:
 def test_clock_presets_exist() -> None:
     """Seed 000 TIME: "The Codebreaker has 8 minutes. The Codemaker has 4
     minutes.": the MSO presets name the clock preset that holds them."""
-    clock = pytest.importorskip("rules.clock")
+    clock = pytest.importorskip("pegwatch.rules.clock")
     names = clock.preset_names()
     for name in variant_names():
         preset = get_variant(name).clock_preset

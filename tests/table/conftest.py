@@ -8,6 +8,6 @@ import pytest
 @pytest.fixture(scope="session")
 def calibrated():
     """``(profile, reader, conditions)``: the demo's calibration, done once."""
-    from device.demo import calibrated_reader
+    from pegwatch.simulation.demo import calibrated_reader
 
     return calibrated_reader()

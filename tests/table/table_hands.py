@@ -1,7 +1,7 @@
 """A table program on mock pins, shared by the table tests that press its buttons.
 
 A mixin for a test harness that has ``factory`` (gpiozero MockFactory),
-``clock`` (device.demo.VirtualClock), ``hardware`` (TableHardware with
+``clock`` (pegwatch.simulation.demo.VirtualClock), ``hardware`` (TableHardware with
 ``watch=False``) and ``program`` (TableProgram): each tap goes through the
 real debounce and long-press timing, then lets the program take the event.
 ``events(kind)`` reads the journal back; ``close()`` releases it all.
@@ -9,7 +9,7 @@ real debounce and long-press timing, then lets the program take the event.
 
 from __future__ import annotations
 
-from device.pins import PinMap
+from pegwatch.device.hardware.pins import PinMap
 
 MS = 1_000_000
 PINS = PinMap()

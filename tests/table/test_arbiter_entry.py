@@ -13,15 +13,15 @@ import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 from table_hands import TableOnMockPins
 
-from device.arbiter_menu import MenuItem, MenuMode
-from device.demo import VirtualClock
-from device.display.render import render
-from device.hardware import TableHardware
-from device.keyboard import KeyboardPins
-from device.pins import PinMap
-from device.table import TableProgram, replay_journal
-from device.table_run import ArbiterButton
-from rules.match_flow import Phase, RowState
+from pegwatch.device.display.render import render
+from pegwatch.device.hardware.gpio import TableHardware
+from pegwatch.device.hardware.pins import PinMap
+from pegwatch.device.table.arbiter_menu import MenuItem, MenuMode
+from pegwatch.device.table.program import TableProgram, replay_journal
+from pegwatch.device.table.run import ArbiterButton
+from pegwatch.rules.match_flow import Phase, RowState
+from pegwatch.simulation.demo import VirtualClock
+from pegwatch.simulation.keyboard import KeyboardPins
 
 S = 1_000_000_000
 MS = 1_000_000

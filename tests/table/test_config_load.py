@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from device.config import (
+from pegwatch.device.errors import ConfigError
+from pegwatch.device.hardware.pins import PinMap
+from pegwatch.device.table.config import (
     DEFAULT_CONFIG,
     TableConfig,
     default_journal_path,
@@ -17,9 +19,7 @@ from device.config import (
     is_raspberry_pi,
     load_config,
 )
-from device.errors import ConfigError
-from device.pins import PinMap
-from rules.errors import PegwatchError
+from pegwatch.rules.errors import PegwatchError
 
 NOT_A_PI = Path("/nonexistent/device-tree/model")
 
@@ -64,7 +64,7 @@ def test_documented_file_sets_every_key_of_its_sections():
     # The shipped file documents every key this module reads, so an arbiter
     # sees all the options where they stand.
     data = tomllib.loads(DEFAULT_CONFIG.read_text())
-    from device.config import _KEYS
+    from pegwatch.device.table.config import _KEYS
 
     for section, keys in _KEYS.items():
         assert section in data, section
@@ -283,7 +283,7 @@ def test_config_is_frozen():
 
 
 def test_the_table_program_reports_a_bad_file_in_one_line_and_exit_2(tmp_path, capsys):
-    from device import cli
+    from pegwatch.device import cli
 
     parser = cli.build_parser()
     if "run" not in parser.format_help():

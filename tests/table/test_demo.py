@@ -6,9 +6,9 @@ import json
 
 from PIL import Image
 
-from device.cli import main
-from device.demo import run_demo
-from device.table import replay_journal
+from pegwatch.device.cli import main
+from pegwatch.device.table.program import replay_journal
+from pegwatch.simulation.demo import run_demo
 
 
 def test_demo_plays_the_whole_match_and_replays(tmp_path, capsys):

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from device.journal import (
+from pegwatch.device.table.journal import (
     Journal,
     JournalError,
     JournalEvent,
@@ -136,7 +136,7 @@ def test_held_evidence_images_are_capped_but_events_never_dropped(tmp_path):
 CHILD = textwrap.dedent(
     """
     import resource, signal, sys
-    from device.journal import Journal, JournalWriter
+    from pegwatch.device.table.journal import Journal, JournalWriter
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     journal = Journal(sys.argv[1])
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)

@@ -11,9 +11,9 @@ import itertools
 
 import pytest
 
-table = pytest.importorskip("device.table")
+table = pytest.importorskip("pegwatch.device.table.program")
 
-from device.journal import Journal, JournalFullError  # noqa: E402
+from pegwatch.device.table.journal import Journal, JournalFullError  # noqa: E402
 
 S = 1_000_000_000
 CODEBREAKER_NS = 8 * 60 * S  # seed 000: 8 minutes for the codebreaker

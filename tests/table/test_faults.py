@@ -22,9 +22,9 @@ import threading
 import time
 from pathlib import Path
 
-from device.journal import Journal, timeline
-from device.table import flow_from_journal, replay_journal
-from rules.match_flow import Phase
+from pegwatch.device.table.journal import Journal, timeline
+from pegwatch.device.table.program import flow_from_journal, replay_journal
+from pegwatch.rules.match_flow import Phase
 
 REPO = Path(__file__).resolve().parents[2]
 MS = 1_000_000

@@ -13,17 +13,17 @@ import json
 import pytest
 from flow_script import FlowScript
 
-from device.cli import main
-from device.demo import Scene, VirtualClock
-from device.display.model import Severity
-from device.records_export import export_records
-from device.table import TableProgram, replay_journal
-from device.vision_worker import VisionWorker
-from rules.codes import Feedback, score
-from rules.judge import is_incomplete, judge_game
-from rules.match_flow import MatchFlow, Phase, replay_events
-from rules.record import GameRecord, Row
-from rules.variants import get_variant
+from pegwatch.device.cli import main
+from pegwatch.device.display.model import Severity
+from pegwatch.device.table.export import export_records
+from pegwatch.device.table.program import TableProgram, replay_journal
+from pegwatch.device.table.vision_worker import VisionWorker
+from pegwatch.rules.codes import Feedback, score
+from pegwatch.rules.judge import is_incomplete, judge_game
+from pegwatch.rules.match_flow import MatchFlow, Phase, replay_events
+from pegwatch.rules.record import GameRecord, Row
+from pegwatch.rules.variants import get_variant
+from pegwatch.simulation.demo import Scene, VirtualClock
 
 S = 1_000_000_000
 MS = 1_000_000
@@ -200,7 +200,7 @@ def test_a_match_without_illegal_moves_keeps_its_match_verdict_unchanged():
 
 @pytest.fixture
 def table(tmp_path, calibrated):
-    from vision.render import BoardContents
+    from pegwatch.simulation.render import BoardContents
 
     profile, reader, conditions = calibrated
     clock = VirtualClock()

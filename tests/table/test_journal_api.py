@@ -10,13 +10,13 @@ import threading
 import pytest
 from PIL import Image
 
-from device.journal import (
+from pegwatch.device.table.journal import (
     Journal,
     JournalError,
     JournalEvent,
     current_boot_id,
 )
-from rules.errors import PegwatchError
+from pegwatch.rules.errors import PegwatchError
 
 
 def jpeg(colour: tuple[int, int, int] = (200, 30, 30)) -> bytes:

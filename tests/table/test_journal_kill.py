@@ -11,7 +11,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from device.journal import Journal, timeline
+from pegwatch.device.table.journal import Journal, timeline
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 CHILD = textwrap.dedent(
     """
     import sys, time
-    from device.journal import Journal
+    from pegwatch.device.table.journal import Journal
     journal = Journal(sys.argv[1])
     run = int(sys.argv[2])
     print("ready", flush=True)

@@ -7,7 +7,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from device.journal import Journal, JournalEvent, Timeline, segment_starts, timeline
+from pegwatch.device.table.journal import Journal, JournalEvent, Timeline, segment_starts, timeline
 
 
 def ev(seq: int, at_ns: int, boot: str = "b1", session: int = 1) -> JournalEvent:

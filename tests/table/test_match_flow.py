@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from flow_script import FlowScript
 
-from rules.codes import score
-from rules.match_flow import MatchFlow, Phase, RowState, replay_events
-from rules.record import Role
+from pegwatch.rules.codes import score
+from pegwatch.rules.match_flow import MatchFlow, Phase, RowState, replay_events
+from pegwatch.rules.record import Role
 
 S = 1_000_000_000
 SECRET = ("red", "green", "blue", "yellow")

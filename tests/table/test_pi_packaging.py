@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from device.config import load_config
+from pegwatch.device.table.config import load_config
 
 REPO = Path(__file__).resolve().parents[2]
 UNIT = REPO / "systemd" / "pegwatch.service"
@@ -206,7 +206,7 @@ def test_installer_into_a_scratch_root_is_idempotent(tmp_path, source):
     assert config.display.kind == "ssd1306" and config.display.save == ""
     assert config.on_pi and config.camera == "picamera2"
     assert (root / "etc/modules-load.d/pegwatch.conf").read_text() == "i2c-dev\n"
-    assert (root / "opt/pegwatch/device/journal.py").is_file()
+    assert (root / "opt/pegwatch/device/table/journal.py").is_file()
     assert not (root / "opt/pegwatch/.venv").exists()  # dry run: pip and venv only printed
     assert "would run: systemctl enable pegwatch.service" in first
     assert "--system-site-packages" in first
@@ -266,7 +266,7 @@ def wiring_rows() -> list[list[str]]:
 def test_wiring_table_matches_the_default_pins_and_the_real_header():
     from gpiozero.pins.mock import MockFactory
 
-    from device.config import load_config
+    from pegwatch.device.table.config import load_config
 
     pins = load_config(REPO / "firmware_config" / "pegwatch.toml").pins
     board = MockFactory().board_info

@@ -7,12 +7,12 @@ import sqlite3
 import numpy as np
 import pytest
 
-from device.cli import main
-from device.demo import Scene, VirtualClock
-from device.journal import Journal
-from device.table import TableProgram, flow_from_journal, replay_journal
-from device.vision_worker import VisionWorker
-from rules.match_flow import MatchFlow, Phase
+from pegwatch.device.cli import main
+from pegwatch.device.table.journal import Journal
+from pegwatch.device.table.program import TableProgram, flow_from_journal, replay_journal
+from pegwatch.device.table.vision_worker import VisionWorker
+from pegwatch.rules.match_flow import MatchFlow, Phase
+from pegwatch.simulation.demo import Scene, VirtualClock
 
 S = 1_000_000_000
 PLAYERS = ("Ann", "Bob")
@@ -157,7 +157,7 @@ class FlakySource:
 
 
 def test_camera_gone_the_clock_goes_on_and_reading_resumes(tmp_path, calibrated):
-    from vision.render import BoardContents
+    from pegwatch.simulation.render import BoardContents
 
     profile, reader, conditions = calibrated
     clock = VirtualClock()
@@ -204,7 +204,7 @@ def test_camera_gone_the_clock_goes_on_and_reading_resumes(tmp_path, calibrated)
 
 
 def test_hand_over_the_row_asks_for_a_check_and_never_accuses(tmp_path, calibrated):
-    from vision.render import BoardContents
+    from pegwatch.simulation.render import BoardContents
 
     profile, reader, conditions = calibrated
     clock = VirtualClock()
@@ -319,7 +319,7 @@ def test_bad_event_is_one_line_and_the_table_keeps_running(tmp_path):
 
 
 def test_display_never_shows_the_secret(tmp_path, calibrated):
-    from device.display.render import render
+    from pegwatch.device.display.render import render
 
     program, clock = make_program(tmp_path)
     program.press(0, clock())
@@ -357,8 +357,8 @@ def test_presses_of_the_player_not_on_move_are_ignored(tmp_path, seat):
 
 
 def test_worker_reads_frames_of_vision_sources(tmp_path, calibrated):
-    from vision.render import BoardContents
-    from vision.sources import RenderedSource
+    from pegwatch.simulation.render import BoardContents
+    from pegwatch.vision.sources import RenderedSource
 
     profile, reader, conditions = calibrated
     scene = Scene(profile, BoardContents.empty(profile), conditions)

@@ -18,18 +18,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from table_hands import TableOnMockPins
 
-from device.arbiter_menu import MenuItem
-from device.buzzer import Alert, BuzzerSettings, LowTimeWarnings, Sounder
-from device.clock_device import TableClockDevice
-from device.demo import VirtualClock
-from device.hardware import TableHardware
-from device.journal import Journal
-from device.pins import PinMap
-from device.table import TableProgram, replay_journal
-from device.table_run import ArbiterButton
-from rules.clock.controls import TimeControl
-from rules.clock.engine import Clock, ClockEvent
-from rules.match_flow import MatchFlow, Phase
+from pegwatch.device.hardware.buzzer import Alert, BuzzerSettings, LowTimeWarnings, Sounder
+from pegwatch.device.hardware.gpio import TableHardware
+from pegwatch.device.hardware.pins import PinMap
+from pegwatch.device.table.arbiter_menu import MenuItem
+from pegwatch.device.table.journal import Journal
+from pegwatch.device.table.program import TableProgram, replay_journal
+from pegwatch.device.table.run import ArbiterButton
+from pegwatch.rules.clock.controls import TimeControl
+from pegwatch.rules.clock.engine import Clock, ClockEvent
+from pegwatch.rules.match_flow import MatchFlow, Phase
+from pegwatch.simulation.clock_device import TableClockDevice
+from pegwatch.simulation.demo import VirtualClock
 
 S = 1_000_000_000
 MS = 1_000_000

@@ -7,12 +7,12 @@ import time
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
-from device.hardware import TableHardware
-from device.keyboard import KeyboardPins
-from device.pins import PinMap
-from device.table import TableProgram
-from device.table_run import ArbiterButton
-from rules.match_flow import Phase
+from pegwatch.device.hardware.gpio import TableHardware
+from pegwatch.device.hardware.pins import PinMap
+from pegwatch.device.table.program import TableProgram
+from pegwatch.device.table.run import ArbiterButton
+from pegwatch.rules.match_flow import Phase
+from pegwatch.simulation.keyboard import KeyboardPins
 
 
 @pytest.fixture
@@ -64,10 +64,10 @@ def test_arbiter_button_pauses_on_the_way_down_and_resumes_on_a_short_press(tabl
 
 
 def test_desk_board_keys_move_the_rendered_board(calibrated):
-    from device.demo import Scene
-    from device.table_run import DeskBoard
-    from rules.codes import score
-    from vision.render import BoardContents
+    from pegwatch.device.table.run import DeskBoard
+    from pegwatch.rules.codes import score
+    from pegwatch.simulation.demo import Scene
+    from pegwatch.simulation.render import BoardContents
 
     profile, _, conditions = calibrated
     scene = Scene(profile, BoardContents.empty(profile), conditions)

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from device.watchdog import Watchdog, notify
+from pegwatch.device.hardware.watchdog import Watchdog, notify
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ from __future__ import annotations
 import cv2
 import pytest
 
-from vision.calibration import Calibration, calibrate, truth_from_record
-from vision.hardset import Table, make_table
+from pegwatch.simulation.hardset import Table, make_table
+from pegwatch.vision.calibration import Calibration, calibrate, truth_from_record
 
 
 def _calibrate(table: Table, **kw) -> Calibration:

@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from vision.calibration import Calibration, CalibrationError, calibrate, truth_from_record
-from vision.hardset import calibration_contents, truth_record
-from vision.reader import BoardReader
-from vision.reading import ReadingRecordError
+from pegwatch.simulation.hardset import calibration_contents, truth_record
+from pegwatch.vision.calibration import Calibration, CalibrationError, calibrate, truth_from_record
+from pegwatch.vision.reader import BoardReader
+from pegwatch.vision.reading import ReadingRecordError
 
 
 def test_save_load_roundtrip(invicta_cal, tmp_path):

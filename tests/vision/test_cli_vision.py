@@ -8,7 +8,7 @@ from pathlib import Path
 import cv2
 import pytest
 
-from device.cli import main
+from pegwatch.device.cli import main
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vision.colour import (
+from pegwatch.vision.colour import (
     ColourModel,
     ColourModelError,
     chi2_3_quantile,

@@ -9,8 +9,14 @@ from pathlib import Path
 
 import numpy as np
 
-from vision.hardset import calibration_contents, hard_case, hard_set, make_table, truth_record
-from vision.profile import load_profile
+from pegwatch.simulation.hardset import (
+    calibration_contents,
+    hard_case,
+    hard_set,
+    make_table,
+    truth_record,
+)
+from pegwatch.vision.profile import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from vision.localise import (
+from pegwatch.simulation.render import (
+    BoardContents,
+    Conditions,
+    random_conditions,
+    random_contents,
+    render,
+)
+from pegwatch.vision.localise import (
     BOARD_MOVED,
     MARKERS_NOT_FOUND,
     RECT_PX_PER_MM,
@@ -22,8 +29,7 @@ from vision.localise import (
     rectify,
     reference_from_dict,
 )
-from vision.profile import load_profile
-from vision.render import BoardContents, Conditions, random_conditions, random_contents, render
+from pegwatch.vision.profile import load_profile
 
 
 @pytest.fixture(scope="module")

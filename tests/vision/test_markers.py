@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from device.cli import main
-from vision.markers import (
+from pegwatch.device.cli import main
+from pegwatch.vision.markers import (
     MM_PER_INCH,
     MarkerError,
     detect_markers,
@@ -19,7 +19,7 @@ from vision.markers import (
     profile_marker_points,
     render_sheet,
 )
-from vision.profile import load_profile
+from pegwatch.vision.profile import load_profile
 
 
 def test_marker_images_round_trip_through_the_detector():
@@ -112,7 +112,7 @@ def test_cli_unwritable_path(tmp_path, capsys):
 
 
 def test_detection_on_a_rendered_photo_at_half_size():
-    from vision.render import BoardContents, Conditions, render
+    from pegwatch.simulation.render import BoardContents, Conditions, render
 
     p = load_profile("lego-10x4")
     out = render(p, BoardContents.empty(p), Conditions.easy(), seed=0)
@@ -129,7 +129,7 @@ def test_the_old_functional_aruco_api_of_opencv_4_6_works(monkeypatch):
     """
     import types
 
-    from vision import markers
+    from pegwatch.vision import markers
 
     real = cv2.aruco
     old = types.SimpleNamespace(

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rules.errors import PegwatchError
-from vision.profile import (
+from pegwatch.rules.errors import PegwatchError
+from pegwatch.vision.profile import (
     DEFAULT_PROFILE,
     KEY_LAYOUTS,
     BoardProfile,
@@ -158,8 +158,8 @@ def test_the_worked_example_in_the_docs_loads_and_reads(tmp_path):
 
     import numpy as np
 
-    from vision.localise import MarkerLocaliser
-    from vision.render import Conditions, random_contents, render
+    from pegwatch.simulation.render import Conditions, random_contents, render
+    from pegwatch.vision.localise import MarkerLocaliser
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "boards.md").read_text()
     block = next(b for b in re.findall(r"```toml\n(.*?)```", doc, re.S) if 'name = "travel-10x4"' in b)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vision.hardset import hard_case, truth_reading
-from vision.reader import BoardReader
-from vision.reading import OCCLUDED, UNKNOWN
-from vision.render import Conditions, random_conditions, random_contents, render
+from pegwatch.simulation.hardset import hard_case, truth_reading
+from pegwatch.simulation.render import Conditions, random_conditions, random_contents, render
+from pegwatch.vision.reader import BoardReader
+from pegwatch.vision.reading import OCCLUDED, UNKNOWN
 
 
 def _compare(truth, reading):
@@ -116,7 +116,7 @@ def test_no_board_in_frame_is_a_problem_not_a_guess(invicta_cal, invicta_table):
 
 
 def test_read_rectified_matches_read(invicta_table, invicta_cal):
-    from vision.localise import rectify
+    from pegwatch.vision.localise import rectify
 
     p = invicta_table.profile
     reader = BoardReader(p, invicta_cal)
@@ -128,7 +128,7 @@ def test_read_rectified_matches_read(invicta_table, invicta_cal):
 
 
 def test_calibration_for_another_board_is_refused(invicta_cal, super_table):
-    from vision.calibration import CalibrationError
+    from pegwatch.vision.calibration import CalibrationError
 
     with pytest.raises(CalibrationError, match="not 'super-12x5'"):
         BoardReader(super_table.profile, invicta_cal)

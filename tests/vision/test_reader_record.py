@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from vision.reading import BoardReading, ReadingRecordError
+from pegwatch.vision.reading import BoardReading, ReadingRecordError
 
 TRUTH = {
     "rules": "mso",
@@ -50,7 +50,7 @@ def test_bad_records_name_the_place(record, match):
 
 
 def _reading(keys_last, keys_first=("ok", 1, 1)):
-    from vision.reading import HoleReading, KeyReading, RowReading
+    from pegwatch.vision.reading import HoleReading, KeyReading, RowReading
 
     def row(n, colours, keys):
         status, black, white = keys
@@ -72,8 +72,8 @@ def _reading(keys_last, keys_first=("ok", 1, 1)):
 def test_uncounted_keys_never_reach_the_judge_as_numbers(status):
     """Never accuse on a guess: a key count the reader is unsure of is written
     as "unknown"/"occluded", which the judge does not judge."""
-    from rules.judge import judge_game
-    from rules.record import parse_record
+    from pegwatch.rules.judge import judge_game
+    from pegwatch.rules.record import parse_record
 
     rec = _reading(("ok", 1, 1), keys_first=(status, 2, 0)).to_record()
     assert rec["rows"][0]["black"] == rec["rows"][0]["white"] == status

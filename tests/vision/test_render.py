@@ -6,8 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.profile import load_profile
-from vision.render import (
+from pegwatch.simulation.render import (
     NOMINAL_RGB,
     BoardContents,
     Conditions,
@@ -18,6 +17,7 @@ from vision.render import (
     render,
     score,
 )
+from pegwatch.vision.profile import load_profile
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +153,7 @@ def test_random_conditions_keep_the_tray_in_frame(name, difficulty):
         out = render(p, BoardContents.empty(p), c.with_(hand=None), seed=0) if _ == 0 else None
         if out is not None:
             assert out.image.shape == (c.height, c.width, 3)
-        from vision.render import _apply_h, _distort, _tray_to_image
+        from pegwatch.simulation.render import _apply_h, _distort, _tray_to_image
 
         q = _distort(c, _apply_h(_tray_to_image(p, c), np.array([[-m, -m], [w + m, -m], [w + m, h + m], [-m, h + m]])))
         assert q[:, 0].min() >= 0 and q[:, 0].max() < c.width and q[:, 1].min() >= 0 and q[:, 1].max() < c.height

@@ -12,9 +12,9 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.profile import load_profile
-from vision.render import BoardContents, Conditions, random_contents
-from vision.sources import (
+from pegwatch.simulation.render import BoardContents, Conditions, random_contents
+from pegwatch.vision.profile import load_profile
+from pegwatch.vision.sources import (
     CameraUnavailableError,
     EndOfFrames,
     Frame,
@@ -286,6 +286,6 @@ def test_picamera2_missing_or_unopenable(monkeypatch, fake_picamera2):
 def test_importing_sources_does_not_import_picamera2():
     import subprocess
 
-    code = "import sys, vision.sources; print('picamera2' in sys.modules)"
+    code = "import sys, pegwatch.vision.sources; print('picamera2' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

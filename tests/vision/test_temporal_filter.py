@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from vision.reading import (
+from pegwatch.vision.reading import (
     BoardReading,
     HoleReading,
     KeyReading,
     RowReading,
     empty_row,
 )
-from vision.temporal import StableBoard
+from pegwatch.vision.temporal import StableBoard
 
 ROWS = 3
 
@@ -124,8 +124,8 @@ def test_bad_parameter():
 def test_real_frames_hand_comes_and_goes(invicta_table, invicta_cal):
     import numpy as np
 
-    from vision.reader import BoardReader
-    from vision.render import random_conditions, random_contents, render
+    from pegwatch.simulation.render import random_conditions, random_contents, render
+    from pegwatch.vision.reader import BoardReader
 
     p = invicta_table.profile
     reader = BoardReader(p, invicta_cal)

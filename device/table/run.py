@@ -2,7 +2,7 @@
 
 On a Pi: GPIO buttons, LEDs and buzzer (gpiozero), the OLED (luma) and the
 camera. Elsewhere the same program runs on simulated devices: mock pins
-driven from the keyboard (:mod:`device.keyboard`), frames from the
+driven from the keyboard (:mod:`pegwatch.simulation.keyboard`), frames from the
 configured source (the renderer by default), and the display in the
 terminal (or an emulator PNG/GIF, as ``[display]`` says).
 
@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from device.table import TableProgram
-from rules.match_flow import Phase
+from pegwatch.device.table.program import TableProgram
+from pegwatch.rules.match_flow import Phase
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class ArbiterButton:
     it): resume. Held (1.5 s): the arbiter menu (:meth:`TableProgram.menu_held`),
     where the short presses and the players' buttons work the menu instead
     (entering a row by hand, adjusting a time, muting the buzzer). :meth:`attach` wires all of
-    it to a :class:`~device.hardware.TableHardware`: the Pi's pins and the
+    it to a :class:`~pegwatch.device.hardware.gpio.TableHardware`: the Pi's pins and the
     desktop's keyboard-driven mock pins take the same path.
     """
 
@@ -121,7 +121,7 @@ class DeskBoard:
             self.scene.place_guess(row, self._code())
 
     def marks(self, *, wrong: bool = False) -> None:
-        from rules.codes import score
+        from pegwatch.rules.codes import score
 
         row = self._row()
         if row:
@@ -143,21 +143,21 @@ class DeskBoard:
 
 def _camera_worker(cfg: Any, program_submit: Any) -> Any:
     """The vision worker for the configured camera, or None when it cannot start."""
-    from device.vision_worker import VisionWorker
+    from pegwatch.device.table.vision_worker import VisionWorker
 
     try:
-        from vision.profile import load_profile
-        from vision.reader import BoardReader
+        from pegwatch.vision.profile import load_profile
+        from pegwatch.vision.reader import BoardReader
 
         profile = load_profile(cfg.board)
         if cfg.calibration is not None:
-            from vision.calibration import Calibration
+            from pegwatch.vision.calibration import Calibration
 
             reader: Any = BoardReader(profile, Calibration.load(cfg.calibration))
             source = _open_source(cfg)
         elif cfg.camera == "render":
-            from device.demo import Scene, calibrated_reader
-            from vision.render import BoardContents
+            from pegwatch.simulation.demo import Scene, calibrated_reader
+            from pegwatch.simulation.render import BoardContents
 
             profile, reader, conditions = calibrated_reader(cfg.board)
             scene = Scene(profile, BoardContents.empty(profile), conditions)
@@ -181,7 +181,7 @@ def _camera_worker(cfg: Any, program_submit: Any) -> Any:
 
 
 def _open_source(cfg: Any) -> Any:
-    from vision.sources import open_source
+    from pegwatch.vision.sources import open_source
 
     spec = str(cfg.camera)
     kind, _, arg = spec.partition(":")
@@ -218,7 +218,7 @@ def run_table(
     The journal is replayed first: a match in progress comes back paused.
     ``new`` keeps the journal in use as ``NAME.N.sqlite`` and starts afresh.
     """
-    from device.config import load_config
+    from pegwatch.device.table.config import load_config
 
     out = stdout if stdout is not None else sys.stdout
     cfg = load_config(config)
@@ -252,7 +252,7 @@ def run_table(
 def _board_palette(cfg: Any) -> tuple[str, ...] | None:
     """The board profile's colour names (what the camera reads), for hand entry."""
     try:
-        from vision.profile import load_profile
+        from pegwatch.vision.profile import load_profile
 
         return tuple(load_profile(cfg.board).palette)
     except Exception as exc:  # the variant's names will do
@@ -317,8 +317,8 @@ def _run_script(program: TableProgram, script: str, out: IO[str]) -> int:
 
 
 def _run_interactive(program: TableProgram, cfg: Any, say: Any) -> int:
-    from device.hardware import TableHardware, make_pin_factory
-    from device.watchdog import Watchdog
+    from pegwatch.device.hardware.gpio import TableHardware, make_pin_factory
+    from pegwatch.device.hardware.watchdog import Watchdog
 
     stop = threading.Event()
     watchdog = Watchdog()
@@ -338,7 +338,7 @@ def _run_interactive(program: TableProgram, cfg: Any, say: Any) -> int:
     display_loop = _display_loop(cfg, program)
     keyboard = None
     if cfg.simulated:
-        from device.keyboard import KeyboardPins
+        from pegwatch.simulation.keyboard import KeyboardPins
 
         desk = getattr(worker.source, "desk", None) if worker is not None else None
         keyboard = KeyboardPins(hardware, on_quit=stop.set,
@@ -382,8 +382,8 @@ def _run_interactive(program: TableProgram, cfg: Any, say: Any) -> int:
 
 def _display_loop(cfg: Any, program: TableProgram) -> Any:
     try:
-        from device.display.devices import open_display
-        from device.display.loop import DisplayLoop
+        from pegwatch.device.display.devices import open_display
+        from pegwatch.device.display.loop import DisplayLoop
 
         settings = cfg.display if not isinstance(cfg.display, dict) else "terminal"
         display = open_display(settings)

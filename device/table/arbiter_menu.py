@@ -29,8 +29,8 @@ import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from device.display.model import EntryCell
-from rules.codes import EMPTY
+from pegwatch.device.display.model import EntryCell
+from pegwatch.rules.codes import EMPTY
 
 
 class MenuItem(enum.Enum):

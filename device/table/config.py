@@ -2,7 +2,7 @@
 
 :func:`load_config` reads the file, checks every value and returns a frozen
 :class:`TableConfig`. Any wrong value, unknown key or unknown section raises
-:class:`~device.errors.ConfigError` with one line naming the file, the key
+:class:`~pegwatch.device.errors.ConfigError` with one line naming the file, the key
 and what is allowed, e.g.::
 
     firmware_config/pegwatch.toml: match.playerz: unknown key; allowed: players, rules, clock
@@ -11,9 +11,9 @@ Every key is optional; a missing key takes its desktop default (documented
 in ``docs/configuration.md`` and in the file itself). Relative paths in the
 file are relative to the file's own directory.
 
-Which file: the ``path`` argument, else ``$PEGWATCH_CONFIG``, else the
-repository's ``firmware_config/pegwatch.toml``, else
-``/etc/pegwatch/pegwatch.toml`` (where ``install-pi.sh`` puts it).
+Which file: the ``path`` argument, else ``$PEGWATCH_CONFIG``, else
+``/etc/pegwatch/pegwatch.toml`` (where ``install-pi.sh`` puts it), else the
+shipped desktop defaults (``firmware_config/pegwatch.toml``, package data).
 """
 
 from __future__ import annotations
@@ -26,13 +26,14 @@ import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Final
 
-from device.buzzer import BuzzerSettings
-from device.display.devices import DisplaySettings
-from device.errors import ConfigError
-from device.pins import PinMap
+from pegwatch.device.display.devices import DisplaySettings
+from pegwatch.device.errors import ConfigError
+from pegwatch.device.hardware.buzzer import BuzzerSettings
+from pegwatch.device.hardware.pins import PinMap
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +54,7 @@ __all__ = [
 #: The environment variable that names the configuration file.
 CONFIG_ENV: Final = "PEGWATCH_CONFIG"
 #: The repository's configuration (the desktop defaults).
-DEFAULT_CONFIG: Final = Path(__file__).resolve().parent.parent / "firmware_config" / "pegwatch.toml"
+DEFAULT_CONFIG: Final = Path(str(resources.files("pegwatch.firmware_config") / "pegwatch.toml"))
 #: Where ``firmware_config/install-pi.sh`` installs the table's configuration.
 SYSTEM_CONFIG: Final = Path("/etc/pegwatch/pegwatch.toml")
 #: The device-tree model string: "Raspberry Pi 5 Model B Rev 1.0" on a Pi.
@@ -185,11 +186,12 @@ def find_config(path: str | Path | None = None) -> Path:
     env = os.environ.get(CONFIG_ENV, "")
     if env:
         return Path(env)
-    for candidate in (DEFAULT_CONFIG, SYSTEM_CONFIG):
+    # The installed table's file wins over the shipped desktop defaults.
+    for candidate in (SYSTEM_CONFIG, DEFAULT_CONFIG):
         if candidate.is_file():
             return candidate
     raise ConfigError(
-        f"no configuration file: looked for {DEFAULT_CONFIG} and {SYSTEM_CONFIG}; "
+        f"no configuration file: looked for {SYSTEM_CONFIG} and {DEFAULT_CONFIG}; "
         f"pass --config or set {CONFIG_ENV}"
     )
 
@@ -293,14 +295,14 @@ def _table(name: str, data: Mapping[str, object], section: str) -> Mapping[str, 
 def _registry(name: str) -> tuple[str, ...]:
     """The names a registry of another package knows (imported here, not at start-up)."""
     if name == "rules":
-        from rules.variants import variant_names
+        from pegwatch.rules.variants import variant_names
 
         return tuple(variant_names())
     if name == "clock":
-        from rules.clock import preset_names
+        from pegwatch.rules.clock import preset_names
 
         return tuple(preset_names())
-    from vision.profile import profile_names
+    from pegwatch.vision.profile import profile_names
 
     return tuple(profile_names())
 

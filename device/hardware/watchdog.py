@@ -21,7 +21,7 @@ import socket
 import time
 from collections.abc import Callable, Mapping
 
-from device.lifetime import Closeable
+from pegwatch.device.lifetime import Closeable
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ import json
 import logging
 from pathlib import Path
 
-from device.table import replay_journal
+from pegwatch.device.table.program import replay_journal
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ def export_records(journal: str | Path, out_dir: str | Path, *, evidence: bool =
         path.write_text(json.dumps(flow.match_record().to_json(), indent=2) + "\n", encoding="utf-8")
         written.append(path)
     if evidence:
-        from device.journal import Journal
+        from pegwatch.device.table.journal import Journal
 
         with Journal(journal, create=False) as j:
             written.extend(j.export_evidence(out / "evidence"))

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from device.errors import ConfigError
+from pegwatch.device.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ class PinMap:
         *source* names the file in error messages. *reserved* maps GPIOs
         that something else needs (e.g. ``{2: "display (I2C SDA)"}``) to a
         description; using one of them is an error. Missing keys take the
-        default wiring. Raises :class:`~device.errors.ConfigError`.
+        default wiring. Raises :class:`~pegwatch.device.errors.ConfigError`.
         """
         unknown = sorted(set(data) - set(_KEYS))
         if unknown:

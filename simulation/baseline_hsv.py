@@ -12,9 +12,9 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from vision.profile import BoardProfile
-from vision.reader import BoardSampler
-from vision.reading import (
+from pegwatch.vision.profile import BoardProfile
+from pegwatch.vision.reader import BoardSampler
+from pegwatch.vision.reading import (
     EMPTY,
     ROW_EMPTY,
     ROW_OK,

@@ -37,8 +37,8 @@ from pathlib import Path
 from types import MappingProxyType, TracebackType
 from typing import Final
 
-from device.lifetime import Closeable
-from rules.errors import PegwatchError
+from pegwatch.device.lifetime import Closeable
+from pegwatch.rules.errors import PegwatchError
 
 logger = logging.getLogger(__name__)
 

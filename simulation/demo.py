@@ -1,10 +1,10 @@
 """``pegwatch demo``: a whole scripted MSO match at a simulated table, in seconds.
 
 Everything real except the hardware and the passing of time: the board
-photos come from :mod:`vision.render` and are read by the real reader
+photos come from :mod:`pegwatch.simulation.render` and are read by the real reader
 (calibrated first, from rendered calibration shots), the rules and the
 clock are the real ones, and every event goes through
-:class:`device.table.TableProgram` into a real journal, so that
+:class:`pegwatch.device.table.program.TableProgram` into a real journal, so that
 ``pegwatch replay`` of the demo's journal reaches the same verdicts. Time is
 virtual: the script says how long each player thinks, and the clock sees
 those stamps, so an eight-minute flag takes no time at all.
@@ -31,12 +31,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from device.display.model import DisplayModel
-from device.journal import Journal
-from device.table import TableProgram
-from device.vision_worker import VisionWorker
-from rules.codes import score
-from rules.match_flow import MatchFlow, Phase, preset_clock_factory
+from pegwatch.device.display.model import DisplayModel
+from pegwatch.device.table.journal import Journal
+from pegwatch.device.table.program import TableProgram
+from pegwatch.device.table.vision_worker import VisionWorker
+from pegwatch.rules.codes import score
+from pegwatch.rules.match_flow import MatchFlow, Phase, preset_clock_factory
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ class Scene:
     def photo(self) -> NDArray[np.uint8]:
         """Render the board as the camera sees it now (the same scene gives the
         same photo: the renderer's seed also places each peg's jitter)."""
-        from vision.render import render
+        from pegwatch.simulation.render import render
 
         return render(self.profile, self.contents, self.conditions, seed=self.seed).image
 
@@ -104,7 +104,7 @@ class Scene:
 
     def new_game(self, secret: Sequence[str]) -> None:
         """A cleared board with ``secret`` set; the camera sees it from above."""
-        from vision.render import BoardContents
+        from pegwatch.simulation.render import BoardContents
 
         empty = BoardContents.empty(self.profile)
         self.contents = replace(empty, secret=tuple(secret), shield_open=True)
@@ -130,11 +130,11 @@ def hand_polygons(profile: Any, row: int) -> tuple[tuple[tuple[float, float], ..
 def calibrated_reader(profile_name: str = "invicta-12x4", *, seed: int = 7) -> tuple[Any, Any, Any]:
     """Render a few calibration shots of known contents, calibrate, and
     return ``(profile, reader, easy_conditions)``."""
-    from vision.calibration import calibrate, truth_from_record
-    from vision.hardset import calibration_contents
-    from vision.profile import load_profile
-    from vision.reader import BoardReader
-    from vision.render import Conditions, render
+    from pegwatch.simulation.hardset import calibration_contents
+    from pegwatch.simulation.render import Conditions, render
+    from pegwatch.vision.calibration import calibrate, truth_from_record
+    from pegwatch.vision.profile import load_profile
+    from pegwatch.vision.reader import BoardReader
 
     profile = load_profile(profile_name)
     conditions = Conditions.easy().with_(width=960, height=540, focal_px=750.0)
@@ -175,7 +175,7 @@ class GifRecorder:
 
     def show(self, model: DisplayModel, at_ns: int) -> None:
         """Keep the picture of ``model`` when it differs from the last one."""
-        from device.display.render import render
+        from pegwatch.device.display.render import render
 
         q = model.quantized()
         if q == self._last:
@@ -283,7 +283,7 @@ def run_demo(
     out("pegwatch demo: a scripted MSO match at a simulated table")
     out("  calibrating the camera from 3 rendered shots ...")
     profile, reader, conditions = calibrated_reader()
-    from vision.render import BoardContents
+    from pegwatch.simulation.render import BoardContents
 
     scene = Scene(profile, BoardContents.empty(profile), conditions)
     clock = VirtualClock()

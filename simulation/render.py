@@ -29,9 +29,9 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from rules.errors import PegwatchError
-from vision.markers import marker_image
-from vision.profile import BoardProfile
+from pegwatch.rules.errors import PegwatchError
+from pegwatch.vision.markers import marker_image
+from pegwatch.vision.profile import BoardProfile
 
 logger = logging.getLogger(__name__)
 
@@ -332,7 +332,7 @@ def random_conditions(
     markers. ``profile`` (default invicta-12x4) sizes the hand and keeps the
     tray inside the frame.
     """
-    from vision.profile import load_profile
+    from pegwatch.vision.profile import load_profile
 
     if difficulty not in ("easy", "medium", "hard"):
         raise RenderError(f"difficulty {difficulty!r} is not easy, medium or hard")

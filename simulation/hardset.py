@@ -21,9 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from vision.profile import BoardProfile, load_profile
-from vision.reading import EMPTY, BoardReading
-from vision.render import (
+from pegwatch.simulation.render import (
     BoardContents,
     Conditions,
     Rendered,
@@ -31,6 +29,8 @@ from vision.render import (
     random_contents,
     render,
 )
+from pegwatch.vision.profile import BoardProfile, load_profile
+from pegwatch.vision.reading import EMPTY, BoardReading
 
 logger = logging.getLogger(__name__)
 

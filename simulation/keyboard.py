@@ -1,6 +1,6 @@
 """The keyboard as the table's buttons, on gpiozero mock pins.
 
-Off the Pi, ``pegwatch run`` builds the real :class:`device.hardware.TableHardware`
+Off the Pi, ``pegwatch run`` builds the real :class:`pegwatch.device.hardware.gpio.TableHardware`
 on a ``MockFactory`` and this module drives its pins from the keyboard:
 ``a`` and ``l`` are the two players' buttons, space is the arbiter's
 (a short press), ``m`` holds the arbiter's button down for a long press

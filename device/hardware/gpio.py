@@ -1,13 +1,13 @@
 """The table's clock hardware through gpiozero: buttons, LEDs and buzzer.
 
 :class:`TableHardware` builds every gpiozero device from a
-:class:`~device.pins.PinMap` with an injected pin factory (the tests use
+:class:`~pegwatch.device.hardware.pins.PinMap` with an injected pin factory (the tests use
 ``gpiozero.pins.mock.MockFactory``); nothing is built at import time.
 
 Each button edge is stamped with the injected time source as the very
 first thing in its callback (on mock pins that callback runs synchronously
 inside ``drive_low()``), then debounced in software
-(:mod:`device.debounce`). Accepted events go to the ``when_*`` callbacks:
+(:mod:`pegwatch.device.hardware.debounce`). Accepted events go to the ``when_*`` callbacks:
 
 * ``when_player_pressed(player, at_ns)`` -- a player's button went down;
 * ``when_arbiter_pressed(at_ns)`` -- the arbiter button went down;
@@ -27,11 +27,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from device.buzzer import Alert, BuzzerSettings, Sounder
-from device.debounce import DEFAULT_LOCKOUT_NS, Change, Debouncer
-from device.errors import ConfigError
-from device.lifetime import Closeable
-from device.pins import PinMap
+from pegwatch.device.errors import ConfigError
+from pegwatch.device.hardware.buzzer import Alert, BuzzerSettings, Sounder
+from pegwatch.device.hardware.debounce import DEFAULT_LOCKOUT_NS, Change, Debouncer
+from pegwatch.device.hardware.pins import PinMap
+from pegwatch.device.lifetime import Closeable
 
 logger = logging.getLogger(__name__)
 

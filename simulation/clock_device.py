@@ -1,11 +1,11 @@
-"""The clock on the table: hardware events in, a :class:`rules.clock.Clock` judged.
+"""The clock on the table: hardware events in, a :class:`pegwatch.rules.clock.Clock` judged.
 
-:class:`TableClockDevice` owns a :class:`~device.hardware.TableHardware` and
+:class:`TableClockDevice` owns a :class:`~pegwatch.device.hardware.gpio.TableHardware` and
 a clock. Every debounced press becomes an event stamped with the press's
 first edge, handed to the *on_event* sink. The default sink applies it at
 once; the table program plugs its journal in instead, writing each event
 and then calling :meth:`TableClockDevice.apply` (nothing is lost: an event
-is on disk before it acts). Clock events are ``rules.clock`` ``ClockEvent``
+is on disk before it acts). Clock events are ``pegwatch.rules.clock`` ``ClockEvent``
 values, so a journal replays them exactly with ``Clock.replay``; table
 controls (mute, presets, the arbiter menu) are :class:`ControlEvent`.
 
@@ -18,11 +18,11 @@ Buttons, as the players and the arbiter use them:
   not on move, and counts them);
 * the arbiter button pauses a running clock the instant it goes down; a
   short press on a paused clock resumes it; a long press opens the arbiter
-  menu (:mod:`device.arbiter_menu`).
+  menu (:mod:`pegwatch.device.table.arbiter_menu`).
 
 The outputs follow every change: the LED of the player on move (blinking
 while paused), the buzzer at each low-time threshold (decided by
-:class:`device.buzzer.LowTimeWarnings`, as at the match table) and at a
+:class:`pegwatch.device.hardware.buzzer.LowTimeWarnings`, as at the match table) and at a
 flag. Flags fall lazily in the clock; a watcher thread wakes at the exact
 instant the next flag or warning is due (or call
 :meth:`TableClockDevice.tick`).
@@ -36,9 +36,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from device.arbiter_menu import ArbiterMenu, MenuAction
-from device.buzzer import Alert, LowTimeWarnings
-from device.display.model import (
+from pegwatch.device.display.model import (
     DisplayModel,
     Message,
     PlayerFace,
@@ -46,10 +44,12 @@ from device.display.model import (
     Severity,
     next_visible_change_ns,
 )
-from device.hardware import TableHardware
-from device.lifetime import Closeable
-from rules.clock.engine import Clock, ClockEvent, ClockView, PressOutcome
-from rules.errors import PegwatchError
+from pegwatch.device.hardware.buzzer import Alert, LowTimeWarnings
+from pegwatch.device.hardware.gpio import TableHardware
+from pegwatch.device.lifetime import Closeable
+from pegwatch.device.table.arbiter_menu import ArbiterMenu, MenuAction
+from pegwatch.rules.clock.engine import Clock, ClockEvent, ClockView, PressOutcome
+from pegwatch.rules.errors import PegwatchError
 
 logger = logging.getLogger(__name__)
 

@@ -5,15 +5,15 @@ Everything that happens at the table becomes an event on one queue
 ``time.monotonic_ns()`` stamp, a reading from the vision worker's thread,
 an arbiter action. The main loop (:meth:`TableProgram.step`) takes them in
 order and, for each, **journals it first** and then applies it to the pure
-:class:`rules.match_flow.MatchFlow`; the verdicts the flow returns are
+:class:`pegwatch.rules.match_flow.MatchFlow`; the verdicts the flow returns are
 journaled too. Nothing in that loop waits for the camera or the display:
 the vision worker runs in its own thread, and a display that fails is
 reported and skipped. A full disk does not stop the clock either: T1's
-:class:`device.journal.JournalWriter` holds events in memory, raises an
+:class:`pegwatch.device.table.journal.JournalWriter` holds events in memory, raises an
 alarm, and writes them when space returns.
 
 The arbiter's button opens a menu (:attr:`TableProgram.menu`, a
-:class:`device.arbiter_menu.ArbiterMenu`; :meth:`TableProgram.menu_held`,
+:class:`pegwatch.device.table.arbiter_menu.ArbiterMenu`; :meth:`TableProgram.menu_held`,
 :meth:`~TableProgram.menu_short`, :meth:`~TableProgram.menu_player`), in
 which they can adjust a time or enter a row or the secret by hand; the
 entry is committed as an ``arbiter confirm_row`` (``hand: true``) or
@@ -22,8 +22,8 @@ every other event. Opening, closing and cancelling are journaled as
 ``menu`` events (information; the flow ignores them).
 
 The buzzer (:meth:`TableProgram.attach_sounder`, a
-:class:`device.buzzer.Sounder`) is an output, never an event: the low-time
-warnings (:class:`device.buzzer.LowTimeWarnings`, each threshold once per
+:class:`pegwatch.device.hardware.buzzer.Sounder`) is an output, never an event: the low-time
+warnings (:class:`pegwatch.device.hardware.buzzer.LowTimeWarnings`, each threshold once per
 player per game, crossed between two instants of the flow's clock: before
 every event at its stamp and at every :meth:`~TableProgram.step`), the
 flag, and an alert for whatever needs a person (a mis-mark, marks no code
@@ -56,9 +56,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from device.arbiter_menu import ArbiterMenu, EntryTarget, MenuAction, MenuItem, MenuMode
-from device.buzzer import Alert, BuzzerSettings, LowTimeWarnings, Sounder
-from device.display.model import (
+from pegwatch.device.display.model import (
     DisplayModel,
     EntryView,
     Message,
@@ -67,18 +65,26 @@ from device.display.model import (
     Severity,
     next_visible_change_ns,
 )
-from device.journal import (
+from pegwatch.device.hardware.buzzer import Alert, BuzzerSettings, LowTimeWarnings, Sounder
+from pegwatch.device.lifetime import Closeable
+from pegwatch.device.table.arbiter_menu import (
+    ArbiterMenu,
+    EntryTarget,
+    MenuAction,
+    MenuItem,
+    MenuMode,
+)
+from pegwatch.device.table.journal import (
     Journal,
     JournalEvent,
     JournalWriter,
     PendingEvent,
     Timeline,
 )
-from device.lifetime import Closeable
-from device.vision_worker import VisionWorker
-from rules.codes import EMPTY
-from rules.match_flow import FlowError, MatchFlow, Outcome, Phase, RowState, replay_events
-from rules.record import Role as RecordRole
+from pegwatch.device.table.vision_worker import VisionWorker
+from pegwatch.rules.codes import EMPTY
+from pegwatch.rules.match_flow import FlowError, MatchFlow, Outcome, Phase, RowState, replay_events
+from pegwatch.rules.record import Role as RecordRole
 
 logger = logging.getLogger(__name__)
 
@@ -123,7 +129,7 @@ class TableProgram(Closeable):
     virtual one). ``on_line`` receives each transcript line. A ``worker``
     given here is wired to this program: its answers go to :meth:`submit`
     and its camera state to the display. ``displays`` are refreshed after
-    every :meth:`step` (the Pi uses :class:`device.display.loop.DisplayLoop`
+    every :meth:`step` (the Pi uses :class:`pegwatch.device.display.loop.DisplayLoop`
     on :meth:`display_model` instead). ``palette`` names the colours the
     arbiter may enter by hand (the board profile's, as the camera names
     them; default: the variant's). ``sounder`` is the table's buzzer (see
@@ -741,7 +747,7 @@ def flow_from_journal(
 
     Also returns the verdicts the flow reaches beyond those journaled (the
     tail a crash cut off)."""
-    from rules.match_flow import preset_clock_factory
+    from pegwatch.rules.match_flow import preset_clock_factory
 
     events = list(journal.events())
     players, rules, clock = _match_header(events, players=players, rules=rules, clock=clock)
@@ -774,7 +780,7 @@ class ReplayResult:
 
 def replay_journal(path: str | Path) -> ReplayResult:
     """Re-run a journal and compare the verdicts it reaches with those journaled."""
-    from rules.match_flow import preset_clock_factory
+    from pegwatch.rules.match_flow import preset_clock_factory
 
     p = Path(path)
     if not p.is_file():

@@ -17,8 +17,8 @@ The patterns (beep lengths from ``short_beep_ms`` and ``long_beep_ms``):
 
 Which low-time warnings are due is decided in one place,
 :class:`LowTimeWarnings`, used by the bare clock
-(:class:`device.clock_device.TableClockDevice`) and by the match table
-(:class:`device.table.TableProgram`): a pure function of two readings of
+(:class:`pegwatch.simulation.clock_device.TableClockDevice`) and by the match table
+(:class:`pegwatch.device.table.program.TableProgram`): a pure function of two readings of
 the clock, so it does not matter how often they are taken.
 """
 
@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from device.errors import ConfigError
+from pegwatch.device.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 

@@ -1,8 +1,8 @@
 """The camera beside the clock: frames in, answers to the match flow's read requests out.
 
 The :class:`VisionWorker` reads frames from a source, reads each with the
-board reader, follows motion with :class:`vision.temporal.StableBoard`, and
-answers the requests of :meth:`rules.match_flow.MatchFlow.read_requests`:
+board reader, follows motion with :class:`pegwatch.vision.temporal.StableBoard`, and
+answers the requests of :meth:`pegwatch.rules.match_flow.MatchFlow.read_requests`:
 for a row confirmed by a press at ``t``, the answer is the first reading
 that stays the same, and still, over ``frames_to_accept`` frames all taken
 at or after ``t`` (so a peg moved before the press never counts, and one
@@ -32,9 +32,9 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from rules.match_flow import ReadRequest
-from vision.reading import EMPTY, BoardReading, RowReading
-from vision.temporal import StableBoard
+from pegwatch.rules.match_flow import ReadRequest
+from pegwatch.vision.reading import EMPTY, BoardReading, RowReading
+from pegwatch.vision.temporal import StableBoard
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ Submit = Callable[[str, Mapping[str, Any], int, bytes | None], None]
 
 
 class FrameSource(Protocol):
-    """Where frames come from: ``read()`` returns a :class:`vision.sources.Frame`
+    """Where frames come from: ``read()`` returns a :class:`pegwatch.vision.sources.Frame`
     (or a ``(bgr_image, monotonic_ns)`` pair) and raises
     (``CameraUnavailableError``, ``OSError``, ...) when the camera is gone."""
 
@@ -54,7 +54,7 @@ class FrameSource(Protocol):
 
 
 class ReaderLike(Protocol):
-    """What the worker needs of :class:`vision.reader.BoardReader`."""
+    """What the worker needs of :class:`pegwatch.vision.reader.BoardReader`."""
 
     def read(self, frame: Frame, *, at_ns: int | None = None) -> BoardReading: ...
 
