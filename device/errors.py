@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.errors import BadInput
 
 
-class ConfigError(PegwatchError):
+class ConfigError(BadInput):
     """A table configuration value is wrong.
 
     The message names the file, the key and what is allowed, e.g.

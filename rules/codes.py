@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.errors import BadInput
 
 __all__ = [
     "EMPTY",
@@ -71,7 +71,7 @@ NO_COLOUR = 255
 _MAX_CODES = 4_000_000
 
 
-class CodeLengthError(PegwatchError):
+class CodeLengthError(BadInput):
     """Two codes that must be compared have different lengths."""
 
 
@@ -122,11 +122,11 @@ def code_count(colours: int, holes: int) -> int:
 
 def _check_size(colours: int, holes: int) -> None:
     if not 1 <= colours < NO_COLOUR:
-        raise PegwatchError(f"colours must be 1..{NO_COLOUR - 1}, got {colours}")
+        raise BadInput(f"colours must be 1..{NO_COLOUR - 1}, got {colours}")
     if holes < 1:
-        raise PegwatchError(f"holes must be at least 1, got {holes}")
+        raise BadInput(f"holes must be at least 1, got {holes}")
     if code_count(colours, holes) > _MAX_CODES:
-        raise PegwatchError(
+        raise BadInput(
             f"{colours} colours x {holes} holes is {code_count(colours, holes)} codes; "
             f"the vectorised path handles at most {_MAX_CODES}"
         )
@@ -192,7 +192,7 @@ def score_against_all(
         raise CodeLengthError(f"cannot score a {len(guess)}-peg guess against {holes}-hole codes")
     for peg in guess:
         if not (0 <= peg < colours or peg == NO_COLOUR):
-            raise PegwatchError(f"colour index {peg} is outside 0..{colours - 1}")
+            raise BadInput(f"colour index {peg} is outside 0..{colours - 1}")
     blacks, common = black_and_common(
         guess, _codes_by_hole(colours, holes), _counts_by_colour(colours, holes)
     )

@@ -13,13 +13,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from pegwatch.rules.codes import EMPTY, UNREAD
-from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.errors import BadInput
 from pegwatch.rules.variants import Variant
 
 __all__ = ["IllegalGuessError", "IllegalMoveCounter", "check_guess", "colours_in"]
 
 
-class IllegalGuessError(PegwatchError):
+class IllegalGuessError(BadInput):
     """A guess (or a code) breaks the variant's rules; the message says how."""
 
 

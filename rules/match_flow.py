@@ -69,7 +69,7 @@ from typing import Any
 
 from pegwatch.rules.clock import Clock, ClockView, PressOutcome
 from pegwatch.rules.codes import Code, Feedback
-from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.errors import BadInput
 from pegwatch.rules.judge import GameVerdict, MatchVerdict, is_incomplete, judge_game, judge_match
 from pegwatch.rules.legality import IllegalGuessError, check_guess, colours_in
 from pegwatch.rules.record import GameRecord, MatchRecord, Role, Row
@@ -104,11 +104,11 @@ OK = "ok"
 BOTH_PLAYERS_WINDOW_NS = 500_000_000
 
 
-class FlowError(PegwatchError):
+class FlowError(BadInput):
     """An event the flow cannot take (malformed payload, unknown kind)."""
 
 
-class ReplayMismatch(PegwatchError):
+class ReplayMismatch(BadInput):
     """Replaying a journal did not reach the verdicts it recorded."""
 
 

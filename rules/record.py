@@ -19,7 +19,7 @@ from enum import Enum
 from typing import Any
 
 from pegwatch.rules.codes import UNREAD, Code, Feedback, is_read
-from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.errors import BadInput
 from pegwatch.rules.variants import Scoring, UnknownVariantError, Variant, get_variant
 
 __all__ = [
@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-class RecordError(PegwatchError):
+class RecordError(BadInput):
     """A record is malformed; the message names the file and the location."""
 
 

@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 
 from pegwatch.rules.codes import EMPTY
-from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.errors import BadInput
 
 __all__ = [
     "Scoring",
@@ -42,11 +42,11 @@ class Scoring(Enum):
     """The codemaker scores a point per row placed (seeds 002, 003)."""
 
 
-class VariantError(PegwatchError):
+class VariantError(BadInput):
     """A variant preset file is malformed."""
 
 
-class UnknownVariantError(PegwatchError):
+class UnknownVariantError(BadInput):
     """No preset has the requested name; the message lists the known ones."""
 
 

@@ -49,7 +49,7 @@ from pegwatch.device.hardware.gpio import TableHardware
 from pegwatch.device.lifetime import Closeable
 from pegwatch.device.table.arbiter_menu import ArbiterMenu, MenuAction
 from pegwatch.rules.clock.engine import Clock, ClockEvent, ClockView, PressOutcome
-from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.errors import BadInput, PegwatchError
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ class TableClockDevice(Closeable):
         watch: bool = True,
     ) -> None:
         if clock.players != hardware.players:
-            raise PegwatchError(
+            raise BadInput(
                 f"the clock has {clock.players} players but the table is wired for "
                 f"{hardware.players} (pins.player_buttons)"
             )
@@ -308,10 +308,10 @@ class TableClockDevice(Closeable):
         elif event.kind == "preset":
             factory = self.presets.get(event.detail)
             if factory is None:
-                raise PegwatchError(f"preset {event.detail!r} is not offered at this table")
+                raise BadInput(f"preset {event.detail!r} is not offered at this table")
             clock = factory()
             if clock.players != self.hardware.players:
-                raise PegwatchError(
+                raise BadInput(
                     f"preset {event.detail!r} is for {clock.players} players, "
                     f"the table has {self.hardware.players}"
                 )
@@ -321,7 +321,7 @@ class TableClockDevice(Closeable):
             self._flags_seen = ()
             self.message = None
         else:
-            raise PegwatchError(f"unknown table event {event.kind!r}")
+            raise BadInput(f"unknown table event {event.kind!r}")
 
     # -- outputs --------------------------------------------------------------
 

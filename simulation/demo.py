@@ -36,6 +36,7 @@ from pegwatch.device.table.journal import Journal
 from pegwatch.device.table.program import TableProgram
 from pegwatch.device.table.vision_worker import VisionWorker
 from pegwatch.rules.codes import score
+from pegwatch.rules.errors import BadInput
 from pegwatch.rules.match_flow import MatchFlow, Phase, preset_clock_factory
 
 logger = logging.getLogger(__name__)
@@ -190,7 +191,7 @@ class GifRecorder:
         table (each picture held 40 ms to 1.5 s; the last one 4 s)."""
         out = Path(path)
         if not self.frames:
-            raise ValueError("no display frames to save")
+            raise BadInput("no display frames to save")
         durations = []
         for i in range(len(self.frames)):
             dt_ns = self.stamps[i + 1] - self.stamps[i] if i + 1 < len(self.stamps) else 0

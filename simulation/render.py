@@ -29,7 +29,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.errors import BadInput
 from pegwatch.vision.markers import marker_image
 from pegwatch.vision.profile import BoardProfile
 
@@ -58,7 +58,7 @@ Point = tuple[float, float]
 Polygon = tuple[Point, ...]
 
 
-class RenderError(PegwatchError):
+class RenderError(BadInput):
     """The contents or conditions asked of the renderer are impossible."""
 
 

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.errors import BadInput
 from pegwatch.vision.colour import ColourModel, ColourModelError
 from pegwatch.vision.profile import BoardProfile, load_profile
 from pegwatch.vision.reader import BoardSampler
@@ -47,7 +47,7 @@ SHIELD = "shield"
 METHODS = ("markers", "corners", "best-effort")
 
 
-class CalibrationError(PegwatchError):
+class CalibrationError(BadInput):
     """A calibration cannot be made or loaded; the message says why and where."""
 
 

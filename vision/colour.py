@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.errors import BadInput
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ _CHI2_3 = {1e-2: 11.345, 1e-3: 16.266, 1e-4: 21.108, 1e-5: 25.902, 1e-6: 30.664}
 DEFAULT_FLOOR_SIGMA = (3.0, 2.5, 2.5)
 
 
-class ColourModelError(PegwatchError):
+class ColourModelError(BadInput):
     """A colour model cannot be built or loaded."""
 
 

@@ -30,7 +30,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.errors import BadInput
 from pegwatch.vision.markers import DetectedMarker, detect_markers, profile_marker_points
 from pegwatch.vision.profile import BoardProfile
 
@@ -61,7 +61,7 @@ MARKERS_NOT_FOUND = "markers not found"
 NO_BOARD = "no board found"
 
 
-class LocalisationError(PegwatchError):
+class LocalisationError(BadInput):
     """Bad localisation input: corners, references, frames."""
 
 

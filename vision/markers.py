@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.errors import BadInput
 from pegwatch.vision.profile import BoardProfile, Marker
 
 logger = logging.getLogger(__name__)
@@ -28,7 +28,7 @@ QUIET_ZONE_MODULES = 1
 """White border around each marker, in marker modules (bits)."""
 
 
-class MarkerError(PegwatchError):
+class MarkerError(BadInput):
     """A marker dictionary, id or sheet request is invalid."""
 
 

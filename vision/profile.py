@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.errors import BadInput
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ Point = tuple[float, float]
 Rect = tuple[float, float, float, float]
 
 
-class ProfileError(PegwatchError):
+class ProfileError(BadInput):
     """A board profile is missing, malformed or inconsistent.
 
     The message names the file and the key, e.g.

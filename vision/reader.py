@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.errors import BadInput, PegwatchError
 from pegwatch.vision.colour import ColourModel, linear_bgr_to_lab, srgb_to_linear
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import (
@@ -366,7 +366,7 @@ class BoardSampler:
         None measures without normalisation (the first calibration pass).
         """
         if rect.shape[:2] != (self.height, self.width):
-            raise ValueError(f"rectified image is {rect.shape[:2]}, expected {(self.height, self.width)}")
+            raise BadInput(f"rectified image is {rect.shape[:2]}, expected {(self.height, self.width)}")
         return self._measure(rect.reshape(-1, 3)[self._rect_idx], plastic_ref)
 
     def features_from_frame(

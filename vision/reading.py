@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.errors import BadInput
 
 EMPTY = "empty"
 UNKNOWN = "unknown"
@@ -31,7 +31,7 @@ ROW_EMPTY = "empty"
 ROW_STATUSES = (ROW_OK, ROW_UNKNOWN, ROW_OCCLUDED, ROW_EMPTY)
 
 
-class ReadingRecordError(PegwatchError):
+class ReadingRecordError(BadInput):
     """A reading or truth record (game-record JSON) is malformed."""
 
 

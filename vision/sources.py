@@ -1,4 +1,4 @@
-"""Where frames come from: the Pi camera, a webcam or video file, image files, or the renderer.
+"""Where frames come from: the Pi camera, a webcam or video file, or image files.
 
 All sources look the same to the rest of the program (:class:`FrameSource`):
 ``read()`` returns the freshest :class:`Frame` (BGR uint8, stamped with
@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -28,19 +27,18 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.rules.errors import PegwatchError
-from pegwatch.vision.profile import BoardProfile
+from pegwatch.rules.errors import BadInput, DeviceFault, PegwatchError
 
 logger = logging.getLogger(__name__)
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
 
 
-class SourceError(PegwatchError):
+class SourceError(BadInput):
     """A frame source was asked for with a bad spec, path or option."""
 
 
-class CameraUnavailableError(PegwatchError):
+class CameraUnavailableError(DeviceFault):
     """The camera cannot be opened or has gone away; ``read()`` again to retry (it reopens)."""
 
 
@@ -75,7 +73,7 @@ class FrameSource(Protocol):
     ) -> None: ...
 
 
-class _Source:
+class SourceBase:
     """Frame numbering, closing and the context manager, shared by all sources."""
 
     def __init__(self) -> None:
@@ -110,7 +108,7 @@ class _Source:
 # --- Raspberry Pi camera --------------------------------------------------------
 
 
-class Picamera2Source(_Source):
+class Picamera2Source(SourceBase):
     """The Pi camera (Camera Module 3, HQ camera) through picamera2, with exposure locked.
 
     On opening, auto exposure and auto white balance run until their
@@ -259,7 +257,7 @@ class Picamera2Source(_Source):
 # --- OpenCV VideoCapture --------------------------------------------------------
 
 
-class VideoCaptureSource(_Source):
+class VideoCaptureSource(SourceBase):
     """A USB webcam (``/dev/video0`` or an index) or a video file, through OpenCV.
 
     Webcams get a one-frame buffer and are drained before each read so the
@@ -365,7 +363,7 @@ def _expand(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
-class ImageFolderSource(_Source):
+class ImageFolderSource(SourceBase):
     """Still images from files and folders (folders in name order).
 
     Each image is given ``repeat`` times in a row (a still camera sees the
@@ -408,85 +406,22 @@ class ImageFolderSource(_Source):
         return self._frame(self._cache[1].copy())
 
 
-# --- the renderer -----------------------------------------------------------------------
-
-
-class RenderedSource(_Source):
-    """Synthetic frames of a board whose contents ``contents_fn`` supplies (for the demo).
-
-    The photo is rendered once per (contents, conditions) and cached, so a
-    static board costs almost nothing per frame; each frame then gets fresh
-    sensor noise (``frame_noise`` grey levels) so that frames differ as real
-    ones do. ``last`` is the :class:`~pegwatch.simulation.render.Rendered` truth of the
-    latest frame.
-    """
-
-    def __init__(
-        self,
-        profile: BoardProfile,
-        contents_fn: Callable[[], Any],
-        conditions: Any = None,
-        *,
-        seed: int = 0,
-        frame_noise: float = 1.5,
-        conditions_fn: Callable[[], Any] | None = None,
-    ) -> None:
-        super().__init__()
-        from pegwatch.simulation.render import Conditions
-
-        self.profile = profile
-        self.contents_fn = contents_fn
-        self.conditions = Conditions.easy() if conditions is None else conditions
-        self.conditions_fn = conditions_fn
-        self.seed = seed
-        self.frame_noise = frame_noise
-        self.renders = 0
-        self.last: Any = None
-        self._key: Any = None
-        self._rng = np.random.default_rng(seed)
-
-    def read(self) -> Frame:
-        """A frame of the board as it is now."""
-        from pegwatch.simulation.render import render
-
-        self._check_open()
-        contents = self.contents_fn()
-        conditions = self.conditions_fn() if self.conditions_fn is not None else self.conditions
-        key = (contents, conditions)
-        if self.last is None or key != self._key:
-            self.last = render(self.profile, contents, conditions, seed=self.seed + self.renders)
-            self._key = key
-            self.renders += 1
-        image = self.last.image
-        if self.frame_noise > 0:
-            noise = self._rng.normal(0.0, self.frame_noise, size=(image.shape[0] // 4, image.shape[1] // 4, 3))
-            # Coarse noise, scaled up: cheap, and enough to make frames differ.
-            big = cv2.resize(noise.astype(np.float32), (image.shape[1], image.shape[0]), interpolation=cv2.INTER_NEAREST)
-            image = np.clip(image.astype(np.float32) + big, 0, 255).astype(np.uint8)
-        else:
-            image = image.copy()
-        return self._frame(image)
-
-
 # --- opening by spec -----------------------------------------------------------------------
 
-SPECS = "picamera2[:N], video:DEVICE|FILE, images:PATH[,PATH...], render"
+SPECS = "picamera2[:N], video:DEVICE|FILE, images:PATH[,PATH...]"
 
 
 def open_source(
     spec: str,
     *,
-    profile: BoardProfile | None = None,
-    contents_fn: Callable[[], Any] | None = None,
     size: tuple[int, int] | None = None,
     loop: bool = False,
-    seed: int = 0,
-) -> _Source:
+) -> SourceBase:
     """Open a source from a spec such as ``"picamera2"``, ``"video:/dev/video0"``,
-    ``"video:game.mp4"``, ``"images:photos/"`` or ``"render"``.
+    ``"video:game.mp4"`` or ``"images:photos/"``.
 
-    ``render`` needs ``profile`` (default invicta-12x4) and shows
-    ``contents_fn()`` (default: a fixed game in progress).
+    The renderer (``render``) is the simulation's:
+    :func:`pegwatch.simulation.camera.open_source` adds it to these.
     """
     kind, _, arg = spec.partition(":")
     kind = kind.strip().lower()
@@ -505,19 +440,4 @@ def open_source(
         if not arg:
             raise SourceError(f"camera spec {spec!r}: images: needs a file or folder")
         return ImageFolderSource([a for a in arg.split(",") if a], loop=loop)
-    if kind == "render":
-        from pegwatch.simulation.render import Conditions, random_contents
-        from pegwatch.vision.profile import load_profile
-
-        p = profile or load_profile()
-        if contents_fn is None:
-            fixed = random_contents(p, np.random.default_rng(seed), rows_played=max(1, math.ceil(p.rows / 2)))
-
-            def contents_fn() -> Any:
-                return fixed
-
-        cond = Conditions.easy()
-        if size is not None:
-            cond = cond.with_(width=size[0], height=size[1])
-        return RenderedSource(p, contents_fn, cond, seed=seed)
     raise SourceError(f"camera spec {spec!r} is not one of {SPECS}")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 
+from pegwatch.rules.errors import BadInput
 from pegwatch.vision.reading import (
     ROW_OCCLUDED,
     ROW_UNKNOWN,
@@ -67,7 +68,7 @@ class StableBoard:
         motion_threshold: float = DEFAULT_MOTION_THRESHOLD,
     ) -> None:
         if frames_to_accept < 1:
-            raise ValueError("frames_to_accept must be at least 1")
+            raise BadInput("frames_to_accept must be at least 1")
         self.frames_to_accept = frames_to_accept
         self.motion_threshold = motion_threshold
         self._slots: dict[int, _Slot] = {}

@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.errors import DeviceFault, PegwatchError
 
 _COMMAND_MODULES = (
     "pegwatch.device.cli.judge_cmd",
@@ -52,6 +52,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return handler(args)
+    except DeviceFault as exc:
+        # A part failed (camera, disk, ...): one line, and a status that is not "your input".
+        print(f"pegwatch {args.command}: {exc}", file=sys.stderr)
+        return 1
     except PegwatchError as exc:
         # Bad input gets one line naming what and where, never a traceback.
         print(f"pegwatch {args.command}: {exc}", file=sys.stderr)

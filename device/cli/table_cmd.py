@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pegwatch.device.table.run import Desk
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -115,4 +119,12 @@ def _replay(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from pegwatch.device.table.run import run_table
 
-    return run_table(config=args.config, journal=args.journal, script=args.script, new=args.new)
+    return run_table(config=args.config, journal=args.journal, script=args.script, new=args.new,
+                     desk=_simulated_desk)
+
+
+def _simulated_desk() -> Desk:
+    """The keyboard and the rendered board, for a table off the Pi (imported only then)."""
+    from pegwatch.simulation.desk import SimulatedDesk
+
+    return SimulatedDesk()

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.errors import BadInput
 
 if TYPE_CHECKING:
     import numpy as np
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-class VisionInputError(PegwatchError):
+class VisionInputError(BadInput):
     """A file given to ``calibrate``/``read`` is missing or unreadable."""
 
 

@@ -18,6 +18,7 @@ from pegwatch.device.display.model import (
     Role,
     format_time,
 )
+from pegwatch.rules.errors import BadInput
 
 SIZES = ((16, 2), (20, 4))
 
@@ -81,7 +82,7 @@ def _entry(entry: EntryView, cols: int, rows: int) -> list[str]:
 def layout(model: DisplayModel, cols: int = 16, rows: int = 2) -> list[str]:
     """The *rows* lines of *cols* characters that show *model*."""
     if (cols, rows) not in SIZES:
-        raise ValueError(f"character LCD {cols}x{rows} is not supported; use 16x2 or 20x4")
+        raise BadInput(f"character LCD {cols}x{rows} is not supported; use 16x2 or 20x4")
     if model.entry is not None:
         return _entry(model.entry, cols, rows)
     message = model.message.text.upper() if model.message else ""
@@ -125,7 +126,7 @@ class CharLcd:
         expander: str = "PCF8574",
     ) -> None:
         if (cols, rows) not in SIZES:
-            raise ValueError(f"character LCD {cols}x{rows} is not supported; use 16x2 or 20x4")
+            raise BadInput(f"character LCD {cols}x{rows} is not supported; use 16x2 or 20x4")
         from RPLCD.i2c import CharLCD
 
         self.cols, self.rows = cols, rows

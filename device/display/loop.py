@@ -24,6 +24,7 @@ from types import TracebackType
 
 from pegwatch.device.display.devices import Display
 from pegwatch.device.display.model import DisplayModel
+from pegwatch.rules.errors import BadInput
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ class DisplayLoop:
         reopen: Callable[[], Display] | None = None,
     ) -> None:
         if fps <= 0:
-            raise ValueError("fps must be > 0")
+            raise BadInput("fps must be > 0")
         self.display = display
         self._model_at = model_at
         # A replugged OLED needs its init sequence again: with *reopen* the

@@ -21,6 +21,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from pegwatch.rules.errors import BadInput
+
 #: Default lock-out: longer than arcade microswitch bounce (typically
 #: under 5 ms), far shorter than any two deliberate presses.
 DEFAULT_LOCKOUT_NS = 20_000_000
@@ -43,7 +45,7 @@ class Debouncer:
 
     def __init__(self, *, lockout_ns: int = DEFAULT_LOCKOUT_NS, pressed: bool = False) -> None:
         if lockout_ns < 0:
-            raise ValueError("lockout_ns must be >= 0")
+            raise BadInput("lockout_ns must be >= 0")
         self.lockout_ns = lockout_ns
         self._lock = threading.Lock()
         self._pressed = pressed

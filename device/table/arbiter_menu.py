@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 
 from pegwatch.device.display.model import EntryCell
 from pegwatch.rules.codes import EMPTY
+from pegwatch.rules.errors import BadInput
 
 
 class MenuItem(enum.Enum):
@@ -99,7 +100,7 @@ class EntryTarget:
 
     def __post_init__(self) -> None:
         if self.holes < 1 or not self.palette:
-            raise ValueError("an entry needs at least one hole and one colour")
+            raise BadInput("an entry needs at least one hole and one colour")
 
     @property
     def is_secret(self) -> bool:
@@ -241,9 +242,9 @@ class ArbiterMenu:
         items: Sequence[MenuItem] = CLOCK_ITEMS,
     ) -> None:
         if not steps_s:
-            raise ValueError("steps_s must not be empty")
+            raise BadInput("steps_s must not be empty")
         if MenuItem.BACK not in items:
-            raise ValueError("the menu needs a BACK item")
+            raise BadInput("the menu needs a BACK item")
         self.players = players
         self.presets = tuple(presets)
         self.steps_s = tuple(steps_s)

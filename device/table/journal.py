@@ -38,7 +38,7 @@ from types import MappingProxyType, TracebackType
 from typing import Final
 
 from pegwatch.device.lifetime import Closeable
-from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.errors import BadInput, DeviceFault, PegwatchError
 
 logger = logging.getLogger(__name__)
 
@@ -99,7 +99,11 @@ class JournalError(PegwatchError):
     """The journal cannot be opened, read or written; the message says why and where."""
 
 
-class JournalStorageError(JournalError):
+class BadJournal(JournalError, BadInput):
+    """The file is not a usable pegwatch journal, or an event cannot be journaled."""
+
+
+class JournalStorageError(JournalError, DeviceFault):
     """Writing failed for a reason of the storage (full disk, I/O error, read-only file).
 
     The event was not written; the caller may keep it and retry
@@ -141,7 +145,7 @@ def _encode(what: str, value: object) -> str:
     try:
         return json.dumps(_thaw(value), sort_keys=True, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise JournalError(f"{what} cannot be journaled: {exc}") from None
+        raise BadJournal(f"{what} cannot be journaled: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -193,7 +197,7 @@ class Evidence:
 
 def _check_stamp(at_ns: object) -> int:
     if isinstance(at_ns, bool) or not isinstance(at_ns, int) or at_ns < 0:
-        raise JournalError(
+        raise BadJournal(
             f"at_ns: expected a time.monotonic_ns() stamp (an int >= 0), got {at_ns!r}"
         )
     return at_ns
@@ -201,7 +205,7 @@ def _check_stamp(at_ns: object) -> int:
 
 def _check_kind(kind: object) -> str:
     if not isinstance(kind, str) or not _KIND_RE.fullmatch(kind):
-        raise JournalError(
+        raise BadJournal(
             f"event kind {kind!r}: expected lower-case letters, digits, '_', '.' or '-', "
             "starting with a letter (at most 64)"
         )
@@ -235,28 +239,28 @@ class Journal(Closeable):
         self._closed = False
         if not self.path.exists():
             if not create:
-                raise JournalError(f"{self.path}: no journal there")
+                raise BadJournal(f"{self.path}: no journal there")
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise JournalError(
+                raise BadJournal(
                     f"{self.path}: cannot create its directory: {exc.strerror or exc}"
                 ) from None
         elif self.path.is_dir():
-            raise JournalError(f"{self.path}: is a directory, not a journal file")
+            raise BadJournal(f"{self.path}: is a directory, not a journal file")
         try:
             # Autocommit mode: every transaction below is explicit.
             self._db = sqlite3.connect(
                 str(self.path), isolation_level=None, check_same_thread=False, timeout=5.0
             )
         except sqlite3.Error as exc:
-            raise JournalError(f"{self.path}: cannot open: {exc}") from None
+            raise BadJournal(f"{self.path}: cannot open: {exc}") from None
         try:
             self._prepare()
             self.set_max_bytes(max_bytes)
         except sqlite3.Error as exc:
             self._db.close()
-            raise JournalError(f"{self.path}: not a usable pegwatch journal: {exc}") from None
+            raise BadJournal(f"{self.path}: not a usable pegwatch journal: {exc}") from None
         except JournalError:
             self._db.close()
             raise
@@ -269,22 +273,22 @@ class Journal(Closeable):
         version = db.execute("PRAGMA user_version").fetchone()[0]
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if tables and app_id != APPLICATION_ID:
-            raise JournalError(f"{self.path}: an SQLite file, but not a pegwatch journal")
+            raise BadJournal(f"{self.path}: an SQLite file, but not a pegwatch journal")
         if version > SCHEMA_VERSION:
-            raise JournalError(
+            raise BadJournal(
                 f"{self.path}: written by a newer pegwatch (schema {version}, "
                 f"this one reads up to {SCHEMA_VERSION})"
             )
         mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if str(mode).lower() != "wal":
-            raise JournalError(f"{self.path}: SQLite refused WAL mode (got {mode!r})")
+            raise BadJournal(f"{self.path}: SQLite refused WAL mode (got {mode!r})")
         # FULL: the WAL is synced at every commit, so a returned append
         # survives a power cut, not just a crash of the process.
         db.execute("PRAGMA synchronous=FULL")
         db.execute("PRAGMA foreign_keys=ON")
         check = [r[0] for r in db.execute("PRAGMA integrity_check")]
         if check != ["ok"]:
-            raise JournalError(f"{self.path}: damaged journal: {'; '.join(map(str, check[:3]))}")
+            raise BadJournal(f"{self.path}: damaged journal: {'; '.join(map(str, check[:3]))}")
         if not tables:
             with self._transaction("create the journal"):
                 for statement in _SCHEMA.split(";"):
@@ -353,7 +357,7 @@ class Journal(Closeable):
 
     def _check_open(self) -> None:
         if self._closed:
-            raise JournalError(f"{self.path}: journal is closed")
+            raise BadJournal(f"{self.path}: journal is closed")
 
     # -- settings ---------------------------------------------------------------
 
@@ -393,7 +397,7 @@ class Journal(Closeable):
         kind = _check_kind(kind)
         at_ns = _check_stamp(at_ns)
         if not isinstance(payload, Mapping):
-            raise JournalError(
+            raise BadJournal(
                 f"{kind} event: payload must be a mapping, got {type(payload).__name__}"
             )
         text = _encode(f"{kind} event payload", payload)
@@ -447,7 +451,7 @@ class Journal(Closeable):
                 try:
                     payload = json.loads(text)
                 except ValueError:
-                    raise JournalError(f"{self.path}: event {seq}: payload is not JSON") from None
+                    raise BadJournal(f"{self.path}: event {seq}: payload is not JSON") from None
                 yield JournalEvent(
                     seq=seq,
                     kind=kind,
@@ -488,7 +492,7 @@ class Journal(Closeable):
     def set_meta(self, key: str, value: object) -> None:
         """Durably set one metadata entry to a JSON-able value (e.g. ``"config"``)."""
         if not isinstance(key, str) or not key:
-            raise JournalError(f"meta key must be a non-empty string, got {key!r}")
+            raise BadJournal(f"meta key must be a non-empty string, got {key!r}")
         text = _encode(f"meta {key!r}", value)
         with self._lock:
             self._check_open()
@@ -518,20 +522,20 @@ class Journal(Closeable):
         where = f"evidence for game {game} row {row}"
         for name, number, least in (("event_seq", event_seq, 1), ("game", game, 1), ("row", row, 0)):
             if isinstance(number, bool) or not isinstance(number, int) or number < least:
-                raise JournalError(f"{where}: {name} must be an int >= {least}, got {number!r}")
+                raise BadJournal(f"{where}: {name} must be an int >= {least}, got {number!r}")
         if not isinstance(image, bytes | bytearray | memoryview):
-            raise JournalError(f"{where}: image must be JPEG bytes, got {type(image).__name__}")
+            raise BadJournal(f"{where}: image must be JPEG bytes, got {type(image).__name__}")
         blob = bytes(image)
         if not blob.startswith(_JPEG_MAGIC):
-            raise JournalError(f"{where}: image is not a JPEG (it must start with FF D8 FF)")
+            raise BadJournal(f"{where}: image is not a JPEG (it must start with FF D8 FF)")
         if not isinstance(reading, Mapping):
-            raise JournalError(f"{where}: reading must be a mapping")
+            raise BadJournal(f"{where}: reading must be a mapping")
         text = _encode(f"{where}: reading", reading)
         with self._lock:
             self._check_open()
             known = self._db.execute("SELECT 1 FROM events WHERE seq = ?", (event_seq,)).fetchone()
             if known is None:
-                raise JournalError(f"{where}: no event {event_seq} in {self.path}")
+                raise BadJournal(f"{where}: no event {event_seq} in {self.path}")
             with self._transaction(f"store {where}"):
                 self._db.execute(
                     "INSERT INTO evidence(event_seq, game, row, image, reading) "

@@ -18,15 +18,44 @@ import logging
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from pegwatch.device.table.program import TableProgram
 from pegwatch.rules.match_flow import Phase
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ArbiterButton", "DeskBoard", "archive_journal", "run_table"]
+__all__ = ["ArbiterButton", "Desk", "archive_journal", "run_table"]
+
+
+class Stoppable(Protocol):
+    def start(self) -> object: ...
+    def stop(self) -> None: ...
+
+
+class Desk(Protocol):
+    """The simulated parts of a table off the Pi, given by the composition root.
+
+    The table program never imports the simulation: ``pegwatch run`` (the
+    CLI) passes :class:`pegwatch.simulation.desk.SimulatedDesk` here, and
+    the table uses it only where the configuration asks for simulated
+    devices (``camera = "render"``, or no Pi).
+    """
+
+    def open_source(self, spec: str, *, size: tuple[int, int] | None) -> Any:
+        """A frame source for ``spec``, the renderer included."""
+
+    def camera(self, board: str, *, fps: float) -> tuple[Any, Any]:
+        """A calibrated reader and a source showing a board moved by keys."""
+
+    def keyboard(self, hardware: Any, *, on_quit: Callable[[], None],
+                 on_confirm: Callable[[], None]) -> Stoppable:
+        """The keyboard driving ``hardware``'s mock pins (and the rendered board)."""
+
+    def help_lines(self) -> list[str]:
+        """What the keys do, for the terminal."""
 
 
 class ArbiterButton:
@@ -84,64 +113,7 @@ class ArbiterButton:
             self.program.arbiter("resume", at_ns)
 
 
-class DeskBoard:
-    """The rendered board of a desktop ``pegwatch run``, moved by keys.
-
-    ``g`` the codebreaker places a random guess in the next row, ``k`` the
-    codemaker marks it right, ``w`` marks it wrong, ``o`` opens or closes
-    the shield, ``h`` puts a hand over the last row or takes it away, ``n``
-    clears the board for the next game with a new random code.
-    """
-
-    KEYS = "g guess, k marks, w wrong marks, o shield, h hand, n new game"
-
-    def __init__(self, scene: Any, *, seed: int = 0) -> None:
-        import random
-
-        self.scene = scene
-        self.rng = random.Random(seed)
-        self.new_game()
-
-    def _code(self) -> tuple[str, ...]:
-        palette = list(self.scene.profile.palette)
-        return tuple(self.rng.choice(palette) for _ in range(self.scene.profile.holes))
-
-    def _row(self) -> int:
-        rows = [i for i, g in enumerate(self.scene.contents.guesses, start=1) if g is not None]
-        return rows[-1] if rows else 0
-
-    def new_game(self) -> None:
-        self.secret = self._code()
-        self.scene.new_game(self.secret)
-        self.scene.hand_over(None)
-
-    def guess(self) -> None:
-        row = self._row() + 1
-        if row <= self.scene.profile.rows:
-            self.scene.place_guess(row, self._code())
-
-    def marks(self, *, wrong: bool = False) -> None:
-        from pegwatch.rules.codes import score
-
-        row = self._row()
-        if row:
-            black, white = score(self.secret, self.scene.contents.guesses[row - 1])
-            if wrong:
-                black, white = (black + 1, max(0, white - 1)) if black < 3 else (black - 1, white + 1)
-            self.scene.place_keys(row, black, white)
-
-    def shield(self) -> None:
-        self.scene.shield(open_=not self.scene.contents.shield_open)
-
-    def hand(self) -> None:
-        self.scene.hand_over(None if self.scene.conditions.hand else max(1, self._row()))
-
-    def keys(self) -> dict[str, Any]:
-        return {"g": self.guess, "k": self.marks, "w": lambda: self.marks(wrong=True),
-                "o": self.shield, "h": self.hand, "n": self.new_game}
-
-
-def _camera_worker(cfg: Any, program_submit: Any) -> Any:
+def _camera_worker(cfg: Any, program_submit: Any, desk: Desk | None) -> Any:
     """The vision worker for the configured camera, or None when it cannot start."""
     from pegwatch.device.table.vision_worker import VisionWorker
 
@@ -154,15 +126,9 @@ def _camera_worker(cfg: Any, program_submit: Any) -> Any:
             from pegwatch.vision.calibration import Calibration
 
             reader: Any = BoardReader(profile, Calibration.load(cfg.calibration))
-            source = _open_source(cfg)
-        elif cfg.camera == "render":
-            from pegwatch.simulation.demo import Scene, calibrated_reader
-            from pegwatch.simulation.render import BoardContents
-
-            profile, reader, conditions = calibrated_reader(cfg.board)
-            scene = Scene(profile, BoardContents.empty(profile), conditions)
-            source = _SceneSource(scene, fps=cfg.vision.fps)
-            source.desk = DeskBoard(scene)
+            source = _open_source(cfg, desk)
+        elif cfg.camera == "render" and desk is not None:
+            reader, source = desk.camera(cfg.board, fps=cfg.vision.fps)
         else:
             logger.error("camera %s needs a calibration ([table] calibration)", cfg.camera)
             return None
@@ -180,29 +146,17 @@ def _camera_worker(cfg: Any, program_submit: Any) -> Any:
     )
 
 
-def _open_source(cfg: Any) -> Any:
+def _open_source(cfg: Any, desk: Desk | None) -> Any:
     from pegwatch.vision.sources import open_source
 
     spec = str(cfg.camera)
+    if spec == "render" and desk is not None:
+        return desk.open_source(spec, size=cfg.vision.resolution)
     kind, _, arg = spec.partition(":")
     if kind == "webcam":
         # The configuration's webcam[:N] is an OpenCV capture device.
         spec = f"video:{arg or '0'}"
     return open_source(spec, size=cfg.vision.resolution)
-
-
-class _SceneSource:
-    """Frames rendered from a scene, paced at ``fps`` (the desktop's camera)."""
-
-    def __init__(self, scene: Any, *, fps: float) -> None:
-        self.scene = scene
-        self.period = 1.0 / max(fps, 0.5)
-        self.desk: DeskBoard | None = None
-
-    def read(self) -> tuple[Any, int]:
-        time.sleep(self.period)
-        image = self.scene.photo()
-        return image, time.monotonic_ns()
 
 
 def run_table(
@@ -212,6 +166,7 @@ def run_table(
     script: str | None = None,
     stdout: IO[str] | None = None,
     new: bool = False,
+    desk: Callable[[], Desk] | None = None,
 ) -> int:
     """Run the table until ``quit`` (script), ``q`` (keyboard) or SIGTERM.
 
@@ -244,7 +199,7 @@ def run_table(
             logger.error("configuration not recorded in the journal: %s", exc)
         if script is not None:
             return _run_script(program, script, out)
-        return _run_interactive(program, cfg, say)
+        return _run_interactive(program, cfg, say, desk() if desk is not None else None)
     finally:
         program.close()
 
@@ -316,7 +271,7 @@ def _run_script(program: TableProgram, script: str, out: IO[str]) -> int:
     return 0
 
 
-def _run_interactive(program: TableProgram, cfg: Any, say: Any) -> int:
+def _run_interactive(program: TableProgram, cfg: Any, say: Any, desk: Desk | None) -> int:
     from pegwatch.device.hardware.gpio import TableHardware, make_pin_factory
     from pegwatch.device.hardware.watchdog import Watchdog
 
@@ -330,25 +285,19 @@ def _run_interactive(program: TableProgram, cfg: Any, say: Any) -> int:
     program.attach_sounder(hardware.sounder)
     arbiter = ArbiterButton(program)
     arbiter.attach(hardware)
-    worker = _camera_worker(cfg, program.submit)
+    worker = _camera_worker(cfg, program.submit, desk)
     if worker is not None:
         program.worker = worker
         worker.on_camera = program._camera_changed
         worker.start()
     display_loop = _display_loop(cfg, program)
     keyboard = None
-    if cfg.simulated:
-        from pegwatch.simulation.keyboard import KeyboardPins
-
-        desk = getattr(worker.source, "desk", None) if worker is not None else None
-        keyboard = KeyboardPins(hardware, on_quit=stop.set,
-                                on_confirm=lambda: arbiter.short(time.monotonic_ns()),
-                                extra=desk.keys() if desk is not None else None)
+    if cfg.simulated and desk is not None:
+        keyboard = desk.keyboard(hardware, on_quit=stop.set,
+                                 on_confirm=lambda: arbiter.short(time.monotonic_ns()))
         keyboard.start()
-        say("keys: a / l player buttons, space arbiter (short), m arbiter held (menu), "
-            "c confirm a row, q quit")
-        if desk is not None:
-            say(f"the rendered board: {DeskBoard.KEYS}")
+        for line in desk.help_lines():
+            say(line)
     watchdog.ready("table running")
     shown_turn: tuple[int | None, bool] | None = None
     try:

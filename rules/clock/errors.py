@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pegwatch.rules.errors import PegwatchError
+from pegwatch.rules.errors import BadInput
 
 
-class ClockError(PegwatchError):
+class ClockError(BadInput):
     """Base class of every clock error."""
 
 

@@ -357,8 +357,8 @@ def test_presses_of_the_player_not_on_move_are_ignored(tmp_path, seat):
 
 
 def test_worker_reads_frames_of_vision_sources(tmp_path, calibrated):
+    from pegwatch.simulation.camera import RenderedSource
     from pegwatch.simulation.render import BoardContents
-    from pegwatch.vision.sources import RenderedSource
 
     profile, reader, conditions = calibrated
     scene = Scene(profile, BoardContents.empty(profile), conditions)

@@ -64,9 +64,9 @@ def test_arbiter_button_pauses_on_the_way_down_and_resumes_on_a_short_press(tabl
 
 
 def test_desk_board_keys_move_the_rendered_board(calibrated):
-    from pegwatch.device.table.run import DeskBoard
     from pegwatch.rules.codes import score
     from pegwatch.simulation.demo import Scene
+    from pegwatch.simulation.desk import DeskBoard
     from pegwatch.simulation.render import BoardContents
 
     profile, _, conditions = calibrated

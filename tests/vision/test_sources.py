@@ -12,6 +12,7 @@ import cv2
 import numpy as np
 import pytest
 
+from pegwatch.simulation.camera import RenderedSource, open_source
 from pegwatch.simulation.render import BoardContents, Conditions, random_contents
 from pegwatch.vision.profile import load_profile
 from pegwatch.vision.sources import (
@@ -20,10 +21,8 @@ from pegwatch.vision.sources import (
     Frame,
     ImageFolderSource,
     Picamera2Source,
-    RenderedSource,
     SourceError,
     VideoCaptureSource,
-    open_source,
 )
 
 
