@@ -21,60 +21,25 @@ import contextlib
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pegwatch.rules.clock.controls import DelayKind, OvertimeKind, StageAdvance, TimeControl
 from pegwatch.rules.clock.durations import ceil_div, format_duration
 from pegwatch.rules.clock.errors import ClockError, ClockStateError, InvalidPlayerError
-
-if TYPE_CHECKING:
-    from pegwatch.rules.clock.presets import ClockPreset
+from pegwatch.rules.clock.presets import ClockPreset, get_preset
+from pegwatch.rules.clock.state import (
+    DEFAULT_DEBOUNCE_NS,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    ClockState,
+    PlayerState,
+    PressOutcome,
+    StageExpiry,
+    bump,
+    put,
+)
 
 logger = logging.getLogger(__name__)
-
-MIN_PLAYERS = 2
-MAX_PLAYERS = 4
-DEFAULT_DEBOUNCE_NS = 50_000_000
-
-
-class PressOutcome(Enum):
-    """What became of a player's press."""
-
-    ACCEPTED = "accepted"
-    """The presser's move ended; the next player's clock runs."""
-    NOT_ON_MOVE = "not-on-move"
-    """Ignored: the presser is not on move (counted in ``ignored_presses``)."""
-    BOUNCE = "bounce"
-    """Ignored: a repeat of the presser's accepted press within the debounce window."""
-    PAUSED = "paused"
-    """Ignored: the arbiter has paused the clock."""
-    NOT_STARTED = "not-started"
-    """Ignored: the clock has not been started."""
-    FINISHED = "finished"
-    """Ignored: the game is over on the clock (frozen at a flag, all flagged, stopped)."""
-    FLAGGED = "flagged"
-    """Ignored: the presser's flag has fallen and they are skipped in the turn order."""
-
-
-@dataclass(frozen=True)
-class StageExpiry:
-    """A stage whose time ran out with the next stage added at the flag (FIDE style).
-
-    The clock adds the next stage and plays on; whether the player had made
-    the required moves is for the arbiter (``short_of_moves``).
-    """
-
-    player: int
-    stage: int
-    at_ns: int
-    moves: int
-    moves_required: int | None
-
-    @property
-    def short_of_moves(self) -> bool:
-        """True if fewer moves were made than the stage asked for."""
-        return self.moves_required is not None and self.moves < self.moves_required
 
 
 @dataclass(frozen=True)
@@ -132,65 +97,12 @@ class ClockView:
         return player in self.flags
 
 
-@dataclass(frozen=True)
-class _Player:
-    main_ns: int
-    stage: int = 0
-    moves: int = 0
-    in_overtime: bool = False
-    periods_left: int = 0
-    period_left_ns: int = 0
-    block_moves: int = 0
-    # Time charged in the current turn: what US delay and Bronstein use.
-    turn_used_ns: int = 0
-    used_ns: int = 0
-    flag_at: int | None = None
-
-
-@dataclass(frozen=True)
-class _State:
-    players: tuple[_Player, ...]
-    started: bool = False
-    paused: bool = False
-    frozen: bool = False
-    stopped: bool = False
-    on_move: int = 0
-    # The stamp up to which the running player has been charged.
-    since_ns: int = 0
-    flags: tuple[int, ...] = ()
-    flag_times: tuple[int, ...] = ()
-    expiries: tuple[StageExpiry, ...] = ()
-    last_accept_ns: tuple[int | None, ...] = ()
-    ignored: tuple[int, ...] = ()
-    bounces: tuple[int, ...] = ()
-
-    @property
-    def all_flagged(self) -> bool:
-        return all(p.flag_at is not None for p in self.players)
-
-    @property
-    def finished(self) -> bool:
-        return self.frozen or self.stopped or self.all_flagged
-
-    @property
-    def running(self) -> bool:
-        return self.started and not self.paused and not self.finished
-
-
-_Entry = tuple[ClockEvent, "PressOutcome | None", _State]
-
-
-def _bump(values: tuple[int, ...], i: int) -> tuple[int, ...]:
-    return (*values[:i], values[i] + 1, *values[i + 1 :])
-
-
-def _put(values: tuple[Any, ...], i: int, value: Any) -> tuple[Any, ...]:
-    return (*values[:i], value, *values[i + 1 :])
+_Entry = tuple[ClockEvent, "PressOutcome | None", ClockState]
 
 
 def _run(
-    p: _Player, tc: TimeControl, elapsed: int, start_ns: int, index: int
-) -> tuple[_Player, int | None, tuple[StageExpiry, ...]]:
+    p: PlayerState, tc: TimeControl, elapsed: int, start_ns: int, index: int
+) -> tuple[PlayerState, int | None, tuple[StageExpiry, ...]]:
     """Charge *elapsed* ns of running time to one player.
 
     Returns the new state, the offset into *elapsed* at which the flag fell
@@ -317,8 +229,8 @@ class Clock:
         self._freeze_at_flag = freeze_at_flag
         self._skip_flagged = skip_flagged
         n = len(controls)
-        self._initial = _State(
-            players=tuple(_Player(main_ns=tc.initial_ns) for tc in controls),
+        self._initial = ClockState(
+            players=tuple(PlayerState(main_ns=tc.initial_ns) for tc in controls),
             last_accept_ns=(None,) * n,
             ignored=(0,) * n,
             bounces=(0,) * n,
@@ -350,8 +262,6 @@ class Clock:
         role per player uses its own role order. *options* (``debounce_ns``,
         ``freeze_at_flag``, ``skip_flagged``) override the preset's defaults.
         """
-        from pegwatch.rules.clock.presets import get_preset
-
         p = get_preset(preset) if isinstance(preset, str) else preset
         controls = p.controls_for(players, roles)
         kwargs: dict[str, Any] = {
@@ -676,7 +586,7 @@ class Clock:
     # ------------------------------------------------------------------
     # Internals
 
-    def _snapshot(self, at_ns: int) -> tuple[_State, int]:
+    def _snapshot(self, at_ns: int) -> tuple[ClockState, int]:
         # One read of the immutable state, so a display thread may call
         # view() while another thread applies events; a stamp before the
         # state's last event is read as that event's stamp.
@@ -709,7 +619,7 @@ class Clock:
         self._effective.append((replace(event, at_ns=at), outcome, self._state))
         self._last_at = at
 
-    def _reapply(self, state: _State, event: ClockEvent, outcome: PressOutcome | None) -> _State:
+    def _reapply(self, state: ClockState, event: ClockEvent, outcome: PressOutcome | None) -> ClockState:
         """Apply an effective event again during an undo, with its old outcome."""
         at = event.at_ns
         k = event.kind
@@ -740,10 +650,10 @@ class Clock:
             logger.debug("undo: %s at %d no longer applies", k, at)
             return state
 
-    def _do_start(self, state: _State, player: int, at: int) -> _State:
+    def _do_start(self, state: ClockState, player: int, at: int) -> ClockState:
         return replace(state, started=True, on_move=player, since_ns=at)
 
-    def _do_pause(self, state: _State, at: int) -> _State:
+    def _do_pause(self, state: ClockState, at: int) -> ClockState:
         if not state.started:
             raise ClockStateError("the clock has not been started")
         if state.finished:
@@ -752,14 +662,14 @@ class Clock:
             raise ClockStateError("the clock is already paused")
         return replace(state, paused=True, since_ns=at)
 
-    def _do_resume(self, state: _State, at: int) -> _State:
+    def _do_resume(self, state: ClockState, at: int) -> ClockState:
         if not state.paused or state.finished:
             raise ClockStateError("the clock is not paused")
         return replace(state, paused=False, since_ns=at)
 
     def _do_adjust(
-        self, state: _State, player: int, remaining_ns: int | None, moves: int | None
-    ) -> _State:
+        self, state: ClockState, player: int, remaining_ns: int | None, moves: int | None
+    ) -> ClockState:
         p = state.players[player]
         if moves is not None:
             p = replace(p, moves=moves)
@@ -786,14 +696,14 @@ class Clock:
                     paused = True
         return replace(
             state,
-            players=_put(state.players, player, p),
+            players=put(state.players, player, p),
             flags=flags,
             flag_times=times,
             frozen=frozen,
             paused=paused,
         )
 
-    def _next_player(self, state: _State, after: int) -> int | None:
+    def _next_player(self, state: ClockState, after: int) -> int | None:
         n = self.players
         for k in range(1, n + 1):
             j = (after + k) % n
@@ -801,7 +711,7 @@ class Clock:
                 return j
         return None
 
-    def _settle(self, state: _State, at: int) -> _State:
+    def _settle(self, state: ClockState, at: int) -> ClockState:
         """Charge the running player up to *at*, letting flags fall on the way."""
         if at < state.since_ns:  # pragma: no cover - callers clamp stamps
             at = state.since_ns
@@ -811,14 +721,14 @@ class Clock:
                 state.players[i], self._controls[i], at - state.since_ns, state.since_ns, i
             )
             state = replace(
-                state, players=_put(state.players, i, p), expiries=state.expiries + expiries
+                state, players=put(state.players, i, p), expiries=state.expiries + expiries
             )
             if flag is None:
                 return replace(state, since_ns=at)
             fell = state.since_ns + flag
             state = replace(
                 state,
-                players=_put(state.players, i, replace(p, flag_at=fell)),
+                players=put(state.players, i, replace(p, flag_at=fell)),
                 flags=(*state.flags, i),
                 flag_times=(*state.flag_times, fell),
                 since_ns=fell,
@@ -833,13 +743,13 @@ class Clock:
                 state = replace(
                     state,
                     on_move=nxt,
-                    players=_put(state.players, nxt, replace(state.players[nxt], turn_used_ns=0)),
+                    players=put(state.players, nxt, replace(state.players[nxt], turn_used_ns=0)),
                 )
             # Otherwise the flagged player runs on at zero until they press;
             # the next round charges them the rest of the span.
         return state
 
-    def _judge(self, state: _State, player: int, at: int) -> PressOutcome:
+    def _judge(self, state: ClockState, player: int, at: int) -> PressOutcome:
         if not state.started:
             return PressOutcome.NOT_STARTED
         if state.finished:
@@ -855,14 +765,14 @@ class Clock:
             return PressOutcome.NOT_ON_MOVE
         return PressOutcome.ACCEPTED
 
-    def _count(self, state: _State, player: int, outcome: PressOutcome) -> _State:
+    def _count(self, state: ClockState, player: int, outcome: PressOutcome) -> ClockState:
         if outcome is PressOutcome.NOT_ON_MOVE:
-            return replace(state, ignored=_bump(state.ignored, player))
+            return replace(state, ignored=bump(state.ignored, player))
         if outcome is PressOutcome.BOUNCE:
-            return replace(state, bounces=_bump(state.bounces, player))
+            return replace(state, bounces=bump(state.bounces, player))
         return state
 
-    def _accept(self, state: _State, i: int, at: int) -> _State:
+    def _accept(self, state: ClockState, i: int, at: int) -> ClockState:
         p = state.players[i]
         tc = self._controls[i]
         stage = tc.stages[p.stage]
@@ -893,8 +803,8 @@ class Clock:
                     p = replace(p, block_moves=block)
         # No increment, delay or period reset once the flag has fallen.
         p = replace(p, moves=moves, turn_used_ns=0)
-        players = _put(state.players, i, p)
-        state = replace(state, players=players, last_accept_ns=_put(state.last_accept_ns, i, at))
+        players = put(state.players, i, p)
+        state = replace(state, players=players, last_accept_ns=put(state.last_accept_ns, i, at))
         nxt = self._next_player(state, i)
         if nxt is None:  # pragma: no cover - the presser is on move, so not flagged-and-skipped
             return state
@@ -902,7 +812,7 @@ class Clock:
             state,
             on_move=nxt,
             since_ns=at,
-            players=_put(state.players, nxt, replace(state.players[nxt], turn_used_ns=0)),
+            players=put(state.players, nxt, replace(state.players[nxt], turn_used_ns=0)),
         )
 
 

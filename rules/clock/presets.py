@@ -35,13 +35,13 @@ from pegwatch.rules.clock.controls import (
     TimeControl,
 )
 from pegwatch.rules.clock.durations import parse_duration
-from pegwatch.rules.clock.engine import MAX_PLAYERS, MIN_PLAYERS
 from pegwatch.rules.clock.errors import (
     ClockError,
     InvalidPlayerError,
     PresetFileError,
     UnknownClockPresetError,
 )
+from pegwatch.rules.clock.state import MAX_PLAYERS, MIN_PLAYERS
 
 logger = logging.getLogger(__name__)
 
