@@ -37,8 +37,8 @@ from numpy.typing import NDArray
 from pegwatch.rules.errors import BadInput
 from pegwatch.vision.colour import ColourModel, ColourModelError
 from pegwatch.vision.profile import BoardProfile, load_profile
-from pegwatch.vision.reader import BoardSampler
 from pegwatch.vision.reading import EMPTY, BoardReading
+from pegwatch.vision.sampler import BoardSampler
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,494 @@
+"""The reader's measurements: every hole, key window and plastic cell of a board, sampled at once.
+
+:class:`BoardSampler` precomputes, for one profile and scale, the board-mm
+position of every sample point (inner discs and rings of the code and key
+holes, a window around each key hole, cells of bare plastic), gathers them
+from a frame in one numpy index, and turns them into light-normalised
+CIELAB :class:`Features` with the occlusion probes (see ``docs/vision.md``).
+The calibration fits its colour models to these features and the reader
+classifies them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pegwatch.rules.errors import BadInput
+from pegwatch.vision.colour import linear_bgr_to_lab, srgb_to_linear
+from pegwatch.vision.profile import BoardProfile
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.intp]
+
+#: Sample the inner part of each hole: localisation may be off by a little
+#: at the edges of the image (lens distortion), and the rim of a peg is shaded.
+CODE_DISC_FRACTION = 0.5
+KEY_DISC_FRACTION = 0.45
+#: The window's radius (times the peg head radius) and what counts as dark
+#: in it (times the plastic's brightness around it).
+KEY_WINDOW_FRACTION = 1.3
+DARK_FRACTION = 0.6
+#: The ring (fractions of the peg-head radius) whose colour tells an
+#: empty hole (bare plastic around a small dark hole) from a dark peg.
+RING_FRACTIONS = (0.76, 0.94)
+#: Rank window (by brightness) of the pixels kept in a disc: the top half
+#: holds the glare on a round peg, the bottom 5 % noise and hole edges.
+RANK_LOW = 0.05
+RANK_HIGH = 0.50
+#: A plastic cell whose channel ratios to the plastic model differ by more
+#: than this factor is not bare plastic (a hand, a sleeve, a loose peg).
+PLASTIC_CHROMA_RATIO = 1.35
+#: Brightness ratio to the plastic model outside which a cell is not a
+#: plausible shadow or highlight on bare plastic.
+PLASTIC_BRIGHTNESS_RANGE = (0.45, 2.0)
+#: Light on the board changes smoothly (gradients, soft shadows); an object
+#: over it makes a step. Neighbouring plastic cells of a row whose light
+#: differs by more than this ratio, or a cell whose own pixels spread like
+#: an edge across it, mean something lies over that row.
+PLASTIC_STEP_RATIO = 1.3
+#: A cell whose brightness spread (coefficient of variation) exceeds this
+#: many times the board's typical cell spread in the same frame straddles
+#: an edge.
+PLASTIC_EDGE_SPREAD = 3.0
+#: A channel whose median is this bright is clipped by the sensor: its true
+#: value is only known to be at least that. A clipped hole is classified by
+#: its best fit over the possible true values (the linear-light factors
+#: (:data:`pegwatch.vision.reader.CLIP_FACTORS`), so a clipped orange that
+#: could also be a yellow is "unknown".
+CLIP_LEVEL = 249
+CLIP_SHARE = 0.2
+
+
+@dataclass(frozen=True)
+class Features:
+    """Per-frame measurements, before classification.
+
+    ``code``/``keys``: normalised features per hole, (n_code, 6) and
+    (n_key, 7): CIELAB of the inner disc, CIELAB of the ring around it
+    (bare plastic around an empty hole, the peg's own rim otherwise); key
+    holes add the dark fraction of a window around them (a dark key peg's
+    whole head, or only an empty hole's smaller opening, wherever in the
+    window they sit). Code holes are ordered row by row (hole 1 first), then the
+    secret holes. ``cell_ok``: per plastic probe cell, whether it still
+    looks like bare plastic. ``signatures``: per row appearance summary.
+    ``plastic_linear``: the plastic model's mean linear BGR (for the
+    calibration reference). ``code_clipped``/``key_clipped``: per hole and
+    channel, whether the sensor clipped it (its true value is only known
+    to be at least the measured one) while some other channel is not
+    clipped; ``code_linear``/``key_linear``: the normalised linear BGR of
+    the inner discs, from which the reader explores clipped values.
+    ``row_covered``: per row (then the secret row), whether its plastic
+    shows something over it (a cell that is not plastic-like, a step in the
+    light between neighbouring cells, or an edge across a cell).
+    """
+
+    code: FloatArray
+    keys: FloatArray
+    cell_ok: NDArray[np.bool_]
+    signatures: FloatArray
+    plastic_linear: FloatArray
+    code_clipped: NDArray[np.bool_] | None = None
+    key_clipped: NDArray[np.bool_] | None = None
+    code_linear: FloatArray | None = None
+    key_linear: FloatArray | None = None
+    row_covered: NDArray[np.bool_] | None = None
+
+
+def _disc_offsets(radius_px: float, inner_px: float = -1.0, step: int = 1) -> tuple[IntArray, IntArray]:
+    r = max(radius_px, 1.0)
+    n = int(np.ceil(r))
+    dy, dx = np.mgrid[-n : n + 1 : step, -n : n + 1 : step]
+    d2 = dx * dx + dy * dy
+    keep = (d2 <= r * r) & (d2 > inner_px * inner_px if inner_px > 0 else True)
+    return dy[keep].astype(np.intp), dx[keep].astype(np.intp)
+
+
+def _square_offsets(half_px: float, step: int = 1) -> tuple[IntArray, IntArray]:
+    n = max(round(half_px), 1)
+    dy, dx = np.mgrid[-n : n + 1 : step, -n : n + 1 : step]
+    return dy.ravel().astype(np.intp), dx.ravel().astype(np.intp)
+
+
+class _Points:
+    """Integer pixel centres and a sampling pattern around each."""
+
+    def __init__(self, centres_mm: FloatArray, s: float, dy: IntArray, dx: IntArray) -> None:
+        self.cx = np.rint(centres_mm[:, 0] * s).astype(np.intp)
+        self.cy = np.rint(centres_mm[:, 1] * s).astype(np.intp)
+        self.dy = dy
+        self.dx = dx
+
+
+class BoardSampler:
+    """Precomputed sampling of one profile at one scale (``px_per_mm``).
+
+    Build once per profile and scale; then :meth:`features_from_frame`
+    measures a camera frame given its localisation, and :meth:`features` a
+    rectified board image of that scale.
+    """
+
+    def __init__(self, profile: BoardProfile, px_per_mm: float) -> None:
+        self.profile = profile
+        self.px_per_mm = px_per_mm
+        w_mm, h_mm = profile.size_mm
+        self.width = round(w_mm * px_per_mm)
+        self.height = round(h_mm * px_per_mm)
+        s = px_per_mm
+
+        code_centres: list[tuple[float, float]] = []
+        for row in range(1, profile.rows + 1):
+            code_centres.extend(profile.hole_centres_mm(row))
+        code_centres.extend(profile.secret_centres_mm())
+        key_centres: list[tuple[float, float]] = []
+        for row in range(1, profile.rows + 1):
+            key_centres.extend(profile.key_centres_mm(row))
+        self.code_centres_mm = np.array(code_centres, dtype=np.float64)
+        self.key_centres_mm = np.array(key_centres, dtype=np.float64)
+        self.n_code = profile.rows * profile.holes
+        self.n_secret = profile.holes
+        self.n_keys = profile.key_holes
+
+        code_head = profile.code_hole_diameter_mm / 2
+        key_head = profile.key_hole_diameter_mm / 2 * 1.05
+        self.code_disc = _Points(self.code_centres_mm, s, *_disc_offsets(code_head * CODE_DISC_FRACTION * s))
+        self.key_disc = _Points(self.key_centres_mm, s, *_disc_offsets(key_head * KEY_DISC_FRACTION * s))
+        lo, hi = RING_FRACTIONS
+        self.code_ring = _Points(self.code_centres_mm, s, *_disc_offsets(code_head * hi * s, code_head * lo * s))
+        self.key_ring = _Points(self.key_centres_mm, s, *_disc_offsets(key_head * hi * s, key_head * lo * s))
+        # The key window: the peg head and some plastic around it, short of
+        # the next key hole. Its dark area tells a dark key peg (the whole
+        # head) from an empty key hole (the smaller hole only), wherever in
+        # the window they sit.
+        kpitch = _min_pitch(self.key_centres_mm[: profile.key_holes])
+        window = max(key_head * 1.1, min(key_head * KEY_WINDOW_FRACTION, kpitch - key_head - 0.3))
+        self.key_window = _Points(self.key_centres_mm, s, *_disc_offsets(window * s))
+        wd2 = self.key_window.dx**2 + self.key_window.dy**2
+        self._key_window_outer = wd2 >= (window * 0.88 * s) ** 2
+        k = len(self.code_disc.dx)
+        self._code_ranks = np.arange(int(k * RANK_LOW), max(int(k * RANK_HIGH), int(k * RANK_LOW) + 1))
+        kk = len(self.key_disc.dx)
+        self._key_ranks = np.arange(int(kk * RANK_LOW), max(int(kk * RANK_HIGH), int(kk * RANK_LOW) + 1))
+
+        # Plastic probe cells: the strips half-way between rows, beside every
+        # code and key hole, and the profile's plastic regions.
+        step = np.array(profile.row_step_mm, dtype=np.float64)
+        step_len = float(np.hypot(*step))
+        cell_mm = float(np.clip(step_len - profile.code_hole_diameter_mm - 2.0, 2.0, 5.0))
+        cells: dict[tuple[int, int], int] = {}
+        cell_centres: list[tuple[float, float]] = []
+        row_cells: list[list[int]] = [[] for _ in range(profile.rows)]
+        code_cells: list[list[int]] = []  # per code hole: probe cells beside it
+        key_cells: list[list[int]] = []
+
+        def add_cell(x: float, y: float) -> int | None:
+            if not (cell_mm / 2 <= x <= w_mm - cell_mm / 2 and cell_mm / 2 <= y <= h_mm - cell_mm / 2):
+                return None
+            key = (round(x * 4), round(y * 4))
+            if key not in cells:
+                cells[key] = len(cell_centres)
+                cell_centres.append((x, y))
+            return cells[key]
+
+        shield = profile.shield_mm
+        unit = step / max(step_len, 1e-9)
+
+        def midlines(hx: float, hy: float, origin: FloatArray) -> list[tuple[float, float]]:
+            # Half-way between this row and the next/previous one, level
+            # with the hole (a 2x2 key block must not probe its own pegs).
+            along = float(np.dot(np.array([hx, hy]) - origin, unit))
+            base = np.array([hx, hy]) - along * unit
+            return [(float(base[0] + sg * step[0]), float(base[1] + sg * step[1])) for sg in (-0.5, 0.5)]
+
+        for row in range(1, profile.rows + 1):
+            first = profile.hole_centres_mm(row)[0]
+            origin = np.array(first) - np.array(profile.hole_offsets_mm[0])
+            for group, out in ((profile.hole_centres_mm(row), code_cells), (profile.key_centres_mm(row), key_cells)):
+                for cx, cy in group:
+                    beside: list[int] = []
+                    for x, y in midlines(cx, cy, origin):
+                        if shield is not None and _inside(x, y, shield, cell_mm):
+                            continue
+                        c = add_cell(x, y)
+                        if c is not None:
+                            beside.append(c)
+                            row_cells[row - 1].append(c)
+                    out.append(beside)
+        # The secret holes use the cells beside them too (for local shading).
+        secret_origin = np.array(profile.secret_mm)
+        secret_cells: list[int] = []
+        for cx, cy in profile.secret_centres_mm():
+            beside = []
+            for x, y in midlines(cx, cy, secret_origin):
+                if shield is not None and _inside(x, y, shield, cell_mm):
+                    continue
+                c = add_cell(x, y)
+                if c is not None:
+                    beside.append(c)
+                    secret_cells.append(c)
+            code_cells.append(beside)
+        # The secret row is checked for cover like a guess row (the last entry).
+        row_cells.append(secret_cells)
+        region_cells: list[tuple[float, float]] = []
+        for rx, ry, rw, rh in profile.plastic_regions_mm:
+            nx = max(int(rw // 8), 1)
+            ny = max(int(rh // 8), 1)
+            for i in range(nx):
+                for j in range(ny):
+                    region_cells.append((rx + (i + 0.5) * rw / nx, ry + (j + 0.5) * rh / ny))
+        region_half = min(
+            [cell_mm / 2] + [min(rw, rh) / 2 - 0.5 for _, _, rw, rh in profile.plastic_regions_mm]
+        )
+        all_cells = np.array(cell_centres + region_cells, dtype=np.float64).reshape(-1, 2)
+        self.cell_centres_mm = all_cells
+        stride = 2 if cell_mm * s > 12 else 1
+        self.cells = _Points(all_cells, s, *_square_offsets(max(region_half, 1.0) * s, stride))
+        self.row_cells = tuple(tuple(sorted(set(c))) for c in row_cells)
+        # Neighbouring probe cells of each row (within 1.5 hole pitches or one
+        # row step): the light between them must change smoothly.
+        pa: list[int] = []
+        pb: list[int] = []
+        prow: list[int] = []
+        near = max(step_len, 1.5 * _min_pitch(self.code_centres_mm[: profile.holes])) + 0.5
+        for r, cs in enumerate(self.row_cells):
+            for i, a in enumerate(cs):
+                for b in cs[i + 1 :]:
+                    if float(np.hypot(*(np.array(cell_centres[a]) - np.array(cell_centres[b])))) <= near:
+                        pa.append(a)
+                        pb.append(b)
+                        prow.append(r)
+        self._pair_a = np.array(pa, dtype=np.intp)
+        self._pair_b = np.array(pb, dtype=np.intp)
+        self._pair_row = np.array(prow, dtype=np.intp)
+        self._row_cell_matrix = _local_matrix(self.row_cells, len(self.row_cells), len(all_cells)) > 0
+        self.code_cells = tuple(tuple(c) for c in code_cells)
+        self.key_cells = tuple(tuple(c) for c in key_cells)
+        # Design matrices of the log-linear light model, in units of 100 mm.
+        self._design = _design(all_cells)
+        self._code_design = _design(self.code_centres_mm)
+        self._key_design = _design(self.key_centres_mm)
+        self._code_local = _local_matrix(self.code_cells, len(code_centres), len(all_cells))
+        self._key_local = _local_matrix(self.key_cells, len(key_centres), len(all_cells))
+        # Every sample point of every group, in board mm, concatenated so
+        # that one gather serves a whole read.
+        groups = (
+            self.code_disc,
+            self.code_ring,
+            self.key_disc,
+            self.key_ring,
+            self.cells,
+            self.key_window,
+        )
+        self._shapes = tuple((len(g.cx), len(g.dx)) for g in groups)
+        pts = [
+            np.stack(
+                [
+                    (g.cx[:, None] + g.dx[None, :]) / s,
+                    (g.cy[:, None] + g.dy[None, :]) / s,
+                ],
+                axis=-1,
+            ).reshape(-1, 2)
+            for g in groups
+        ]
+        self.sample_points_mm = np.concatenate(pts).astype(np.float64)
+        px = np.rint(self.sample_points_mm * s).astype(np.intp)
+        self._rect_idx = np.clip(px[:, 1], 0, self.height - 1) * self.width + np.clip(px[:, 0], 0, self.width - 1)
+        self._frame_cache: tuple[bytes, tuple[int, int], IntArray] | None = None
+
+    def frame_indices(self, image_to_board: NDArray[np.float64], shape: tuple[int, ...]) -> IntArray:
+        """Flat pixel indices of every sample point in a frame of ``shape``.
+
+        Cached for the last homography: the camera is fixed, so the
+        localiser keeps returning the same one.
+        """
+        h_img, w_img = int(shape[0]), int(shape[1])
+        key = np.asarray(image_to_board, dtype=np.float64).tobytes()
+        cache = self._frame_cache
+        if cache is not None and cache[0] == key and cache[1] == (h_img, w_img):
+            return cache[2]
+        b2i = np.linalg.inv(np.asarray(image_to_board, dtype=np.float64))
+        pts = self.sample_points_mm
+        q = pts @ b2i[:2, :2].T + b2i[:2, 2]
+        wgt = pts @ b2i[2, :2] + b2i[2, 2]
+        x = np.clip(np.rint(q[:, 0] / wgt), 0, w_img - 1).astype(np.intp)
+        y = np.clip(np.rint(q[:, 1] / wgt), 0, h_img - 1).astype(np.intp)
+        idx: IntArray = y * w_img + x
+        self._frame_cache = (key, (h_img, w_img), idx)
+        return idx
+
+    def features(self, rect: NDArray[np.uint8], plastic_ref: Sequence[float] | None) -> Features:
+        """Measure a rectified board image (``height`` x ``width`` x 3, BGR).
+
+        ``plastic_ref`` is the calibration's plastic colour (linear BGR);
+        None measures without normalisation (the first calibration pass).
+        """
+        if rect.shape[:2] != (self.height, self.width):
+            raise BadInput(f"rectified image is {rect.shape[:2]}, expected {(self.height, self.width)}")
+        return self._measure(rect.reshape(-1, 3)[self._rect_idx], plastic_ref)
+
+    def features_from_frame(
+        self, frame: NDArray[np.uint8], image_to_board: NDArray[np.float64], plastic_ref: Sequence[float] | None
+    ) -> Features:
+        """Measure a camera frame directly: no warp, only the sampled pixels.
+
+        Equivalent to rectifying with ``image_to_board`` at ``px_per_mm``
+        (nearest pixel) and calling :meth:`features`, at a fraction of the
+        cost.
+        """
+        idx = self.frame_indices(image_to_board, frame.shape)
+        return self._measure(frame.reshape(-1, 3)[idx], plastic_ref)
+
+    def sample_groups(
+        self, frame: NDArray[np.uint8], image_to_board: NDArray[np.float64]
+    ) -> tuple[NDArray[np.uint8], ...]:
+        """The raw samples: code discs, code rings, key discs, key rings, plastic cells, key windows.
+
+        Each is (n, K, 3) BGR; code holes row by row then the secret.
+        """
+        idx = self.frame_indices(image_to_board, frame.shape)
+        return self._split(frame.reshape(-1, 3)[idx])
+
+    @staticmethod
+    def _dark_area(win: NDArray[np.uint8], outer_mask: NDArray[np.bool_]) -> FloatArray:
+        """Per hole: the fraction of its window darker than the plastic around it."""
+        lum = win.astype(np.float32).sum(axis=2)
+        outer = lum[:, outer_mask]
+        plastic = np.median(outer, axis=1)
+        out: FloatArray = np.mean(lum < DARK_FRACTION * plastic[:, None], axis=1).astype(np.float64)
+        return out
+
+    def _split(self, samples: NDArray[np.uint8]) -> tuple[NDArray[np.uint8], ...]:
+        parts: list[NDArray[np.uint8]] = []
+        start = 0
+        for n, k in self._shapes:
+            parts.append(samples[start : start + n * k].reshape(n, k, 3))
+            start += n * k
+        return tuple(parts)
+
+    def _measure(self, samples: NDArray[np.uint8], plastic_ref: Sequence[float] | None) -> Features:
+        code_px, code_ring, key_px, key_ring, cell_px, key_win = self._split(samples)
+        cell_med = cell_px.mean(axis=1)
+        code_med = _trimmed_median(code_px, self._code_ranks)
+        key_med = _trimmed_median(key_px, self._key_ranks)
+        code_lin = srgb_to_linear(code_med)
+        key_lin = srgb_to_linear(key_med)
+        code_ring_lin = srgb_to_linear(np.median(code_ring, axis=1))
+        key_ring_lin = srgb_to_linear(np.median(key_ring, axis=1))
+        cell_lin = np.maximum(srgb_to_linear(cell_med), 1e-4)
+
+        # Robust log-linear light model of the plastic.
+        logc = np.log(cell_lin)
+        light, good = _robust_plane(self._design, logc)
+        ratio = np.exp(logc - self._design @ light)  # per cell, per channel
+        grey = np.exp(np.mean(np.log(ratio), axis=1))
+        chroma = ratio.max(axis=1) / np.maximum(ratio.min(axis=1), 1e-6)
+        lo, hi = PLASTIC_BRIGHTNESS_RANGE
+        cell_ok = (chroma <= PLASTIC_CHROMA_RATIO) & (grey >= lo) & (grey <= hi)
+        lum = cell_px.astype(np.float32).sum(axis=2)
+        spread = lum.std(axis=1) / np.maximum(lum.mean(axis=1), 1.0)
+        typical = float(np.median(spread)) + 0.01
+        cell_ok &= spread <= PLASTIC_EDGE_SPREAD * typical
+        log_grey = np.log(np.maximum(grey, 1e-6))
+        step = np.abs(log_grey[self._pair_a] - log_grey[self._pair_b]) > np.log(PLASTIC_STEP_RATIO)
+        row_covered = ~np.all(np.where(self._row_cell_matrix, cell_ok[None, :], True), axis=1)
+        row_covered[self._pair_row[step]] = True
+
+        # Local grey shading from the plastic-like cells beside each hole.
+        shade_log = np.where(cell_ok, np.log(np.clip(grey, lo, hi)), 0.0)
+        code_shade = _local_mean(self._code_local, shade_log, cell_ok)
+        key_shade = _local_mean(self._key_local, shade_log, cell_ok)
+        code_light = np.exp(self._code_design @ light + code_shade[:, None])
+        key_light = np.exp(self._key_design @ light + key_shade[:, None])
+        mean_plastic = np.exp(np.mean(logc[good], axis=0)) if good.any() else np.exp(logc.mean(axis=0))
+        ref = mean_plastic if plastic_ref is None else np.asarray(plastic_ref, dtype=np.float64)
+        code_lab = linear_bgr_to_lab(code_lin * ref / code_light)
+        key_lab = linear_bgr_to_lab(key_lin * ref / key_light)
+        code_ring_lab = linear_bgr_to_lab(code_ring_lin * ref / code_light)
+        key_ring_lab = linear_bgr_to_lab(key_ring_lin * ref / key_light)
+
+        # Per-row signature for motion detection: mean sRGB of each hole disc
+        # (glare included: a moving hand changes it all).
+        code_mean = code_px[: self.n_code].mean(axis=1).reshape(self.profile.rows, -1)
+        key_mean = key_px.mean(axis=1).reshape(self.profile.rows, -1)
+        signatures = np.concatenate([code_mean, key_mean], axis=1)
+        return Features(
+            np.concatenate([code_lab, code_ring_lab], axis=1),
+            np.concatenate([key_lab, key_ring_lab, self._dark_area(key_win, self._key_window_outer)[:, None]], axis=1),
+            cell_ok,
+            signatures,
+            mean_plastic,
+            _clipped(code_med, code_px),
+            _clipped(key_med, key_px),
+            code_lin * ref / code_light,
+            key_lin * ref / key_light,
+            row_covered,
+        )
+
+
+def _clipped(med: FloatArray, px: NDArray[np.uint8]) -> NDArray[np.bool_]:
+    """Per channel: saturated while another channel is not (the hue is uncertain).
+
+    A channel counts as saturated when the kept pixels' median is at the
+    ceiling, or when a good part of the whole disc is (JPEG rings the
+    ceiling down a little, and the brightest pixels were not kept).
+    """
+    sat = (med >= CLIP_LEVEL) | (np.mean(px >= CLIP_LEVEL, axis=1) >= CLIP_SHARE)
+    out: NDArray[np.bool_] = sat & (med.min(axis=1) < CLIP_LEVEL - 15)[:, None]
+    return out
+
+
+def _min_pitch(points: FloatArray) -> float:
+    if len(points) < 2:
+        return float("inf")
+    d = np.linalg.norm(points[:, None, :] - points[None, :, :], axis=2)
+    d[d == 0] = np.inf
+    return float(d.min())
+
+
+def _design(points_mm: FloatArray) -> FloatArray:
+    return np.column_stack([np.ones(len(points_mm)), points_mm[:, 0] / 100.0, points_mm[:, 1] / 100.0])
+
+
+def _local_matrix(beside: Sequence[Sequence[int]], n: int, n_cells: int) -> FloatArray:
+    m = np.zeros((n, n_cells), dtype=np.float64)
+    for i, cells in enumerate(beside):
+        for c in cells:
+            m[i, c] = 1.0
+    return m
+
+
+def _inside(x: float, y: float, rect: tuple[float, float, float, float], pad: float) -> bool:
+    rx, ry, rw, rh = rect
+    return rx - pad <= x <= rx + rw + pad and ry - pad <= y <= ry + rh + pad
+
+
+def _trimmed_median(px: NDArray[np.uint8], ranks: IntArray) -> FloatArray:
+    """Per-channel median of the pixels in the brightness-rank window."""
+    lum = px.astype(np.int16).sum(axis=2)
+    order = np.argsort(lum, axis=1)[:, ranks]
+    kept = np.take_along_axis(px, order[:, :, None], axis=1)
+    return np.asarray(np.median(kept, axis=1), dtype=np.float64)
+
+
+def _robust_plane(design: FloatArray, values: FloatArray) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """Least-squares plane per channel, refitted without outlying cells."""
+    coef, *_ = np.linalg.lstsq(design, values, rcond=None)
+    good = np.ones(len(values), dtype=bool)
+    for _ in range(2):
+        resid = np.abs(values - design @ coef).max(axis=1)
+        mad = float(np.median(resid[good])) * 1.4826
+        new_good = resid <= max(3.0 * mad, 0.08)
+        if new_good.sum() < 4 or np.array_equal(new_good, good):
+            break
+        good = new_good
+        coef, *_ = np.linalg.lstsq(design[good], values[good], rcond=None)
+    return np.asarray(coef, dtype=np.float64), good
+
+
+def _local_mean(matrix: FloatArray, values: FloatArray, ok: NDArray[np.bool_]) -> FloatArray:
+    w = matrix @ ok.astype(np.float64)
+    s = matrix @ np.where(ok, values, 0.0)
+    return np.where(w > 0, s / np.maximum(w, 1.0), 0.0)
