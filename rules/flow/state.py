@@ -1,0 +1,237 @@
+"""The match's state as the flow keeps it: phases, rows, games, and what an event changed.
+
+Plain data, no behaviour beyond small views: :class:`~pegwatch.rules.flow.machine.MatchFlow`
+changes it, the table program and the exporters read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum, StrEnum
+from typing import Any
+
+from pegwatch.rules.codes import Code, Feedback
+from pegwatch.rules.errors import BadInput
+from pegwatch.rules.judge import GameVerdict
+from pegwatch.rules.record import Role
+
+__all__ = [
+    "OK",
+    "ROLES",
+    "EndReason",
+    "FlowError",
+    "FlowRow",
+    "GameState",
+    "IllegalMove",
+    "Outcome",
+    "Phase",
+    "ReadPhase",
+    "ReadRequest",
+    "ReplayMismatch",
+    "RowState",
+    "Settled",
+]
+
+ROLES = ("codemaker", "codebreaker")
+"""Clock players: 0 is the codemaker, 1 the codebreaker, in every game."""
+
+OK = "ok"
+"""The reading status that may be judged."""
+
+
+class FlowError(BadInput):
+    """An event the flow cannot take (malformed payload, unknown kind)."""
+
+
+class ReplayMismatch(BadInput):
+    """Replaying a journal did not reach the verdicts it recorded."""
+
+
+
+class Phase(Enum):
+    """Where the current game is."""
+
+    SETUP = "setup"
+    """The codemaker sets the code; their press starts the codebreaker's clock."""
+    GUESS = "guess"
+    """The codebreaker's time: placing the next guess."""
+    MARKS = "marks"
+    """The codemaker's time: marking the guess just confirmed."""
+    REVEAL = "reveal"
+    """The game is over on the board; the secret is read with the shield open."""
+    GAME_OVER = "game_over"
+    """The game is judged; the next codemaker's press starts the next game."""
+    MATCH_OVER = "match_over"
+    """Both games are judged."""
+
+
+class RowState(Enum):
+    """How sure the table is of one half of a row (the guess or the marks)."""
+
+    PENDING = "pending"
+    """Confirmed by a press; the camera's reading has not come yet."""
+    CHECK = "check"
+    """The camera could not decide: the arbiter must confirm the row."""
+    READ = "read"
+    """Read with confidence, or confirmed by the arbiter."""
+
+
+class ReadPhase(StrEnum):
+    """Which half of a row (or the secret) a reading answers."""
+
+    GUESS = "guess"
+    MARKS = "marks"
+    SECRET = "secret"
+    """The secret row, with the shield open at the end of a game."""
+    SECRET_HIDDEN = "secret_hidden"
+    """The secret row under the closed shield: kept, never shown."""
+
+
+class EndReason(StrEnum):
+    """Why a game ended on the board (the exported game's ``end``)."""
+
+    LAST_ROW = "last row"
+    FLAG = "flag"
+    MISMARK = "mis-mark"
+    SOLVED = "solved"
+
+
+class Settled(StrEnum):
+    """How an illegal guess's standing state ended (seed 004 §3.4)."""
+
+    ACCEPTED = "accepted"
+    """The opponent played on: "considered an acceptance of the previous move"."""
+    CORRECTED = "corrected"
+    """The arbiter entered the row again, legal now."""
+
+
+@dataclass(frozen=True)
+class ReadRequest:
+    """A reading the flow waits for: the vision worker answers it with the
+    first accepted reading of a frame taken at or after ``not_before_ns``."""
+
+    game: int
+    row: int
+    phase: ReadPhase
+    not_before_ns: int
+
+
+@dataclass(frozen=True)
+class FlowRow:
+    """One row of the current game as the table knows it."""
+
+    number: int
+    guess_ns: int
+    guess: Code | None = None
+    guess_state: RowState = RowState.PENDING
+    marks_ns: int | None = None
+    marks: Feedback | None = None
+    marks_state: RowState | None = None
+    guess_reading: Mapping[str, Any] | None = None
+    marks_reading: Mapping[str, Any] | None = None
+    confirmed_by: str | None = None
+
+    @property
+    def needs_check(self) -> bool:
+        """True while the arbiter must confirm this row."""
+        return RowState.CHECK in (self.guess_state, self.marks_state)
+
+    @property
+    def is_judgeable(self) -> bool:
+        """Both halves are known for certain."""
+        return self.guess_state is RowState.READ and self.marks_state is RowState.READ
+
+
+@dataclass
+class IllegalMove:
+    """An illegal guess reported at the table (seed 004 §3.4).
+
+    ``number`` is the player's count of illegal moves in this game, this one
+    included (from the second on, the arbiter is called). ``settled`` is
+    None while the row's illegal state stands, then ``"accepted"`` (the
+    codemaker pressed for marks after it was reported: "as soon as the
+    opponent makes a move of their own this is considered an acceptance")
+    or ``"corrected"`` (the arbiter entered the row again, legal now). An
+    undone or corrected move still counts: seed 004 counts the moves made.
+    """
+
+    row: int
+    player: int
+    reason: str
+    number: int
+    settled: Settled | None = None
+
+    def to_json(self, players: tuple[str, str]) -> dict[str, Any]:
+        """Plain data, the player by name (an extra key of the exported game)."""
+        return {"row": self.row, "player": players[self.player], "reason": self.reason,
+                "number": self.number, "settled": self.settled}
+
+
+@dataclass
+class GameState:
+    """One game in progress or finished."""
+
+    number: int
+    codemaker: int
+    started_ns: int | None = None
+    rows: list[FlowRow] = field(default_factory=list)
+    secret_hidden: Code | None = None
+    secret: Code | None = None
+    secret_state: RowState | None = None
+    timeout: Role | None = None
+    ended_ns: int | None = None
+    end_reason: EndReason | None = None
+    verdict: GameVerdict | None = None
+    final: bool = False
+    announced_mismark: int | None = None
+    announced_inconsistent: bool = False
+    reported: set[int] = field(default_factory=set)
+    secret_probed: bool = False
+    illegal_moves: list[IllegalMove] = field(default_factory=list)
+
+    @property
+    def standing_illegal(self) -> tuple[IllegalMove, ...]:
+        """Illegal guesses neither accepted nor corrected yet, oldest first."""
+        return tuple(m for m in self.illegal_moves if m.settled is None)
+
+    @property
+    def codebreaker(self) -> int:
+        """The codebreaker's seat."""
+        return 1 - self.codemaker
+
+    def role_of(self, seat: int) -> Role:
+        """The role of ``seat`` in this game."""
+        return Role.CODEMAKER if seat == self.codemaker else Role.CODEBREAKER
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one event changed: verdict payloads for the journal and lines
+    for the transcript and the display."""
+
+    verdicts: tuple[dict[str, Any], ...] = ()
+    lines: tuple[str, ...] = ()
+    ignored: str | None = None
+
+
+
+def seat_of(payload: Mapping[str, Any], key: str = "player") -> int:
+    value = payload.get(key)
+    if isinstance(value, bool) or value not in (0, 1):
+        raise FlowError(f"{key}: expected seat 0 or 1, got {value!r}")
+    return int(value)
+
+
+def int_of(payload: Mapping[str, Any], key: str) -> int:
+    value = payload.get(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise FlowError(f"{key}: expected an integer, got {value!r}")
+    return value
+
+
+def code_of(value: object, holes: int, where: str) -> Code:
+    if not isinstance(value, Sequence) or isinstance(value, str) or len(value) != holes:
+        raise FlowError(f"{where}: expected {holes} colour names, got {value!r}")
+    return tuple(str(c).strip().lower() for c in value)
+
