@@ -42,7 +42,7 @@ from pegwatch.device.table.journal import Journal
 from pegwatch.device.table.program import TableProgram
 from pegwatch.device.table.vision_worker import VisionWorker
 from pegwatch.rules.codes import score
-from pegwatch.rules.match_flow import MatchFlow, Phase, RowState
+from pegwatch.rules.flow import MatchFlow, Phase, RowState
 from pegwatch.simulation.demo import Scene, calibrated_reader
 
 PLAYERS = ("Alice", "Bob")

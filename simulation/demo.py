@@ -37,7 +37,7 @@ from pegwatch.device.table.program import TableProgram
 from pegwatch.device.table.vision_worker import VisionWorker
 from pegwatch.rules.codes import score
 from pegwatch.rules.errors import BadInput
-from pegwatch.rules.match_flow import MatchFlow, Phase, preset_clock_factory
+from pegwatch.rules.flow import MatchFlow, Phase, preset_clock_factory
 
 logger = logging.getLogger(__name__)
 

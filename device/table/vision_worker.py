@@ -2,7 +2,7 @@
 
 The :class:`VisionWorker` reads frames from a source, reads each with the
 board reader, follows motion with :class:`pegwatch.vision.temporal.StableBoard`, and
-answers the requests of :meth:`pegwatch.rules.match_flow.MatchFlow.read_requests`:
+answers the requests of :meth:`pegwatch.rules.flow.MatchFlow.read_requests`:
 for a row confirmed by a press at ``t``, the answer is the first reading
 that stays the same, and still, over ``frames_to_accept`` frames all taken
 at or after ``t`` (so a peg moved before the press never counts, and one
@@ -32,7 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.rules.match_flow import ReadRequest
+from pegwatch.rules.flow import ReadRequest
 from pegwatch.vision.reading import EMPTY, BoardReading, RowReading
 from pegwatch.vision.temporal import StableBoard
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pegwatch.rules.match_flow import MatchFlow
+from pegwatch.rules.flow import MatchFlow
 
 S = 1_000_000_000
 

@@ -19,7 +19,7 @@ from pegwatch.device.hardware.pins import PinMap
 from pegwatch.device.table.arbiter_menu import MenuItem, MenuMode
 from pegwatch.device.table.program import TableProgram, replay_journal
 from pegwatch.device.table.run import ArbiterButton
-from pegwatch.rules.match_flow import Phase, RowState
+from pegwatch.rules.flow import Phase, RowState
 from pegwatch.simulation.demo import VirtualClock
 from pegwatch.simulation.keyboard import KeyboardPins
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pegwatch.device.table.journal import Journal, timeline
 from pegwatch.device.table.program import flow_from_journal, replay_journal
-from pegwatch.rules.match_flow import Phase
+from pegwatch.rules.flow import Phase
 
 REPO = Path(__file__).resolve().parents[2]
 MS = 1_000_000

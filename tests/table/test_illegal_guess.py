@@ -19,8 +19,8 @@ from pegwatch.device.table.export import export_records
 from pegwatch.device.table.program import TableProgram, replay_journal
 from pegwatch.device.table.vision_worker import VisionWorker
 from pegwatch.rules.codes import Feedback, score
+from pegwatch.rules.flow import MatchFlow, Phase, replay_events
 from pegwatch.rules.judge import is_incomplete, judge_game
-from pegwatch.rules.match_flow import MatchFlow, Phase, replay_events
 from pegwatch.rules.record import GameRecord, Row
 from pegwatch.rules.variants import get_variant
 from pegwatch.simulation.demo import Scene, VirtualClock
