@@ -13,7 +13,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.vision.profile import BoardProfile
-from pegwatch.vision.reader import BoardSampler
 from pegwatch.vision.reading import (
     EMPTY,
     ROW_EMPTY,
@@ -23,6 +22,7 @@ from pegwatch.vision.reading import (
     KeyReading,
     RowReading,
 )
+from pegwatch.vision.sampler import BoardSampler
 
 #: OpenCV hue (0..180) upper bounds, in order, for saturated colours.
 HUE_RANGES: tuple[tuple[int, str], ...] = (

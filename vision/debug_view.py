@@ -8,32 +8,24 @@ are hatched, and the board outline shows where the localiser put the board.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from pegwatch.vision.localise import Localisation
+from pegwatch.vision.palette import nominal_bgr
 from pegwatch.vision.profile import BoardProfile
-from pegwatch.vision.reading import EMPTY, OCCLUDED, ROW_OCCLUDED, UNKNOWN, BoardReading
+from pegwatch.vision.reading import (
+    EMPTY,
+    OCCLUDED,
+    ROW_OCCLUDED,
+    ROW_UNKNOWN,
+    UNKNOWN,
+    BoardReading,
+)
 
 logger = logging.getLogger(__name__)
-
-#: Drawing colours (BGR) for the colour names the renderer knows.
-_SWATCH: dict[str, tuple[int, int, int]] = {
-    "red": (40, 40, 220),
-    "orange": (0, 140, 255),
-    "yellow": (0, 230, 240),
-    "green": (60, 180, 40),
-    "blue": (220, 90, 30),
-    "purple": (160, 50, 130),
-    "pink": (180, 120, 250),
-    "brown": (40, 70, 120),
-    "cyan": (230, 220, 0),
-    "white": (250, 250, 250),
-    "black": (20, 20, 20),
-}
-
 
 def abbreviation(colour: str) -> str:
     """Two or three letters for a colour name; '?' unknown, '#' occluded, '.' empty."""
@@ -56,11 +48,11 @@ def draw_debug(
     frame: NDArray[np.uint8],
     profile: BoardProfile,
     reading: BoardReading,
-    localisation: Any,
+    localisation: Localisation | None,
 ) -> NDArray[np.uint8]:
     """A copy of ``frame`` with the grid and the reading drawn on it."""
     out = frame.copy()
-    h_img = getattr(localisation, "image_to_board", None) if localisation is not None else None
+    h_img = localisation.image_to_board if localisation is not None else None
     if h_img is None or reading.problem is not None:
         msg = reading.problem or "board not located"
         cv2.putText(out, msg, (20, 40), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (0, 0, 255), 2, cv2.LINE_AA)
@@ -84,10 +76,10 @@ def draw_debug(
         for (px, py), hole in zip(pts, row.holes, strict=True):
             _draw_hole(out, (int(px), int(py)), r_code, hole.colour, font, fscale)
         kpts = _project(b2i, np.array(profile.key_centres_mm(row.row), dtype=np.float64))
-        colour = (0, 0, 255) if row.keys.status == UNKNOWN else (255, 255, 0)
+        colour = (0, 0, 255) if row.keys.status == ROW_UNKNOWN else (255, 255, 0)
         for px, py in kpts:
             cv2.circle(out, (int(px), int(py)), r_key, colour, 1, cv2.LINE_AA)
-        label = f"{row.keys.black}/{row.keys.white}" if row.keys.status != UNKNOWN else "?"
+        label = f"{row.keys.black}/{row.keys.white}" if row.keys.status != ROW_UNKNOWN else "?"
         lx = float(kpts[:, 0].min()) - r_key
         ly = float(kpts[:, 1].max()) + r_key + 14
         cv2.putText(out, label, (int(lx), int(ly)), font, fscale, (0, 0, 0), 3, cv2.LINE_AA)
@@ -106,7 +98,7 @@ def _draw_hole(
     if colour in (UNKNOWN, OCCLUDED):
         cv2.rectangle(out, (x - r, y - r), (x + r, y + r), (0, 0, 255), 2)
     else:
-        swatch = _SWATCH.get(colour, (128, 128, 128))
+        swatch = nominal_bgr(colour)
         cv2.circle(out, centre, r, (255, 255, 0) if colour == EMPTY else swatch, 1 if colour == EMPTY else 2, cv2.LINE_AA)
     # The label goes beside the hole, in the gap between rows.
     text = abbreviation(colour)

@@ -18,11 +18,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pegwatch.rules.codes import EMPTY as EMPTY
+from pegwatch.rules.codes import OCCLUDED as OCCLUDED
+from pegwatch.rules.codes import UNKNOWN as UNKNOWN
 from pegwatch.rules.errors import BadInput
 
-EMPTY = "empty"
-UNKNOWN = "unknown"
-OCCLUDED = "occluded"
+# The hole vocabulary (EMPTY, UNKNOWN, OCCLUDED) is the rules' own
+# (pegwatch.rules.codes), re-exported here beside the row statuses.
 
 ROW_OK = "ok"
 ROW_UNKNOWN = "unknown"

@@ -21,7 +21,10 @@ from dataclasses import dataclass, replace
 
 from pegwatch.rules.errors import BadInput
 from pegwatch.vision.reading import (
+    OCCLUDED,
+    ROW_EMPTY,
     ROW_OCCLUDED,
+    ROW_OK,
     ROW_UNKNOWN,
     BoardReading,
     HoleReading,
@@ -129,7 +132,7 @@ class StableBoard:
         if reading.secret is not None and reading.problem is None:
             slot = self._slots.setdefault(_SECRET, _Slot())
             secret_row = RowReading(
-                _SECRET, reading.secret, KeyReading(0, 0, 0, 1.0, "empty"), _secret_status(reading.secret)
+                _SECRET, reading.secret, KeyReading(0, 0, 0, 1.0, ROW_EMPTY), _secret_status(reading.secret)
             )
             if secret_row.status == ROW_OCCLUDED:
                 slot.candidate, slot.count = None, 0
@@ -198,8 +201,8 @@ class StableBoard:
 
 
 def _secret_status(holes: tuple[HoleReading, ...]) -> str:
-    if any(h.colour == ROW_OCCLUDED for h in holes):
+    if any(h.colour == OCCLUDED for h in holes):
         return ROW_OCCLUDED
     if any(not h.is_certain for h in holes):
         return ROW_UNKNOWN
-    return "ok"
+    return ROW_OK

@@ -6,6 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
+from pegwatch.rules.codes import score
 from pegwatch.simulation.render import (
     NOMINAL_RGB,
     BoardContents,
@@ -15,8 +16,9 @@ from pegwatch.simulation.render import (
     random_conditions,
     random_contents,
     render,
-    score,
 )
+from pegwatch.simulation.render.geometry import distort, tray_to_image
+from pegwatch.vision.localise import apply_homography
 from pegwatch.vision.profile import load_profile
 
 
@@ -153,9 +155,7 @@ def test_random_conditions_keep_the_tray_in_frame(name, difficulty):
         out = render(p, BoardContents.empty(p), c.with_(hand=None), seed=0) if _ == 0 else None
         if out is not None:
             assert out.image.shape == (c.height, c.width, 3)
-        from pegwatch.simulation.render import _apply_h, _distort, _tray_to_image
-
-        q = _distort(c, _apply_h(_tray_to_image(p, c), np.array([[-m, -m], [w + m, -m], [w + m, h + m], [-m, h + m]])))
+        q = distort(c, apply_homography(tray_to_image(p, c), np.array([[-m, -m], [w + m, -m], [w + m, h + m], [-m, h + m]])))
         assert q[:, 0].min() >= 0 and q[:, 0].max() < c.width and q[:, 1].min() >= 0 and q[:, 1].max() < c.height
 
 
