@@ -30,12 +30,12 @@ import contextlib
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, assert_never
 
 from pegwatch.rules.clock import transitions
 from pegwatch.rules.clock.controls import TimeControl
 from pegwatch.rules.clock.errors import ClockError, ClockStateError, InvalidPlayerError
-from pegwatch.rules.clock.events import ClockEvent
+from pegwatch.rules.clock.events import ClockEvent, ClockEventKind
 from pegwatch.rules.clock.presets import ClockPreset, get_preset
 from pegwatch.rules.clock.state import (
     DEFAULT_DEBOUNCE_NS,
@@ -145,33 +145,33 @@ class Clock:
     def apply(self, event: ClockEvent) -> PressOutcome | None:
         """Apply one journalled event; returns the outcome for presses."""
         k = event.kind
-        if k == "press":
+        if k is ClockEventKind.PRESS:
             return self.press(self._need_player(event), event.at_ns)
-        if k == "start":
+        if k is ClockEventKind.START:
             self.start(self._need_player(event), event.at_ns)
-        elif k == "pause":
+        elif k is ClockEventKind.PAUSE:
             self.pause(event.at_ns)
-        elif k == "resume":
+        elif k is ClockEventKind.RESUME:
             self.resume(event.at_ns)
-        elif k == "adjust":
+        elif k is ClockEventKind.ADJUST:
             self.adjust(
                 self._need_player(event),
                 remaining_ns=event.remaining_ns,
                 moves=event.moves,
                 at_ns=event.at_ns,
             )
-        elif k == "undo":
+        elif k is ClockEventKind.UNDO:
             self.undo(event.at_ns)
-        elif k == "stop":
+        elif k is ClockEventKind.STOP:
             self.stop(event.at_ns)
-        else:
-            raise ClockStateError(f"unknown clock event kind {k!r}")
+        else:  # pragma: no cover - ClockEvent() refuses unknown kinds
+            assert_never(k)
         return None
 
     @staticmethod
     def _need_player(event: ClockEvent) -> int:
         if event.player is None:
-            raise InvalidPlayerError(f"clock event {event.kind!r} at {event.at_ns} needs a player")
+            raise InvalidPlayerError(f"clock event {event.kind.value!r} at {event.at_ns} needs a player")
         return event.player
 
     # ------------------------------------------------------------------
@@ -249,27 +249,27 @@ class Clock:
             raise ClockStateError("the clock has already been started")
         at = self._stamp(at_ns)
         self._state = transitions.start(self._state, player, at)
-        self._record(ClockEvent("start", at_ns, player), at, None)
+        self._record(ClockEvent(ClockEventKind.START, at_ns, player), at, None)
 
     def press(self, player: int, at_ns: int) -> PressOutcome:
         """*player* presses their button: ends their turn if they are on move."""
         self._check_player(player)
         at = self._stamp(at_ns)
         self._state, outcome = transitions.press(self._setup, self._state, player, at)
-        self._record(ClockEvent("press", at_ns, player), at, outcome)
+        self._record(ClockEvent(ClockEventKind.PRESS, at_ns, player), at, outcome)
         return outcome
 
     def pause(self, at_ns: int) -> None:
         """Arbiter: stop all clocks; :meth:`resume` continues with the same player."""
         at = self._stamp(at_ns)
         self._state = transitions.pause(self._setup, self._state, at)
-        self._record(ClockEvent("pause", at_ns), at, None)
+        self._record(ClockEvent(ClockEventKind.PAUSE, at_ns), at, None)
 
     def resume(self, at_ns: int) -> None:
         """Arbiter: continue after :meth:`pause`; the delay left is kept."""
         at = self._stamp(at_ns)
         self._state = transitions.resume(self._state, at)
-        self._record(ClockEvent("resume", at_ns), at, None)
+        self._record(ClockEvent(ClockEventKind.RESUME, at_ns), at, None)
 
     def adjust(
         self,
@@ -295,7 +295,7 @@ class Clock:
             raise ClockStateError(f"move count for player {player} must be >= 0, got {moves}")
         at = self._stamp(at_ns)
         self._state = transitions.adjust(self._setup, self._state, player, remaining_ns, moves, at)
-        self._record(ClockEvent("adjust", at_ns, player, remaining_ns, moves), at, None)
+        self._record(ClockEvent(ClockEventKind.ADJUST, at_ns, player, remaining_ns, moves), at, None)
 
     def undo(self, at_ns: int) -> None:
         """Arbiter: undo the last accepted press (a mis-press).
@@ -326,7 +326,7 @@ class Clock:
             kept.append((event, outcome, base))
         self._state = base
         self._effective = kept
-        self._events.append(ClockEvent("undo", at_ns))
+        self._events.append(ClockEvent(ClockEventKind.UNDO, at_ns))
         self._last_at = at
 
     def stop(self, at_ns: int) -> None:
@@ -335,7 +335,7 @@ class Clock:
         if not self._state.started:
             raise ClockStateError("the clock has not been started")
         self._state = transitions.stop(self._setup, self._state, at)
-        self._record(ClockEvent("stop", at_ns), at, None)
+        self._record(ClockEvent(ClockEventKind.STOP, at_ns), at, None)
 
     # ------------------------------------------------------------------
     # Queries
@@ -405,6 +405,7 @@ __all__ = [
     "MIN_PLAYERS",
     "Clock",
     "ClockEvent",
+    "ClockEventKind",
     "ClockView",
     "PressOutcome",
     "StageExpiry",

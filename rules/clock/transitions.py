@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from pegwatch.rules.clock.controls import DelayKind, OvertimeKind, StageAdvance, TimeControl
 from pegwatch.rules.clock.errors import ClockStateError
-from pegwatch.rules.clock.events import ClockEvent
+from pegwatch.rules.clock.events import ClockEvent, ClockEventKind
 from pegwatch.rules.clock.state import (
     ClockSetup,
     ClockState,
@@ -347,25 +347,25 @@ def reapply(
     """
     at = event.at_ns
     k = event.kind
-    if k == "start":
+    if k is ClockEventKind.START:
         assert event.player is not None
         return start(state, event.player, at)
-    if k == "press":
+    if k is ClockEventKind.PRESS:
         assert event.player is not None and outcome is not None
         state = settle(setup, state, at)
         if outcome is PressOutcome.ACCEPTED:
             return accept(setup, state, event.player, at)
         return count(state, event.player, outcome)
-    if k == "adjust":
+    if k is ClockEventKind.ADJUST:
         assert event.player is not None
         return adjust(setup, state, event.player, event.remaining_ns, event.moves, at)
-    if k == "stop":
+    if k is ClockEventKind.STOP:
         return stop(setup, state, at)
-    # An arbiter pause or resume that no longer fits the corrected
-    # history (say the mis-pressing player's flag fell before it) is
-    # dropped.
+    # An undo is never effective, so never replayed. An arbiter pause or
+    # resume that no longer fits the corrected history (say the
+    # mis-pressing player's flag fell before it) is dropped.
     try:
-        if k == "pause":
+        if k is ClockEventKind.PAUSE:
             return pause(setup, state, at)
         return resume(state, at)
     except ClockStateError:

@@ -622,3 +622,95 @@ def test_replay_skips_calls_that_were_refused() -> None:
     assert v.on_move == 1 and v.remaining_ns == (MIN - 2 * S, MIN - 2 * S)
     with pytest.raises(ClockStateError, match="unknown clock event kind"):
         c.apply(ClockEvent("explode", T0 + 5 * S))
+
+
+# ----------------------------------------------------------------------
+# Event kinds and the events' JSON
+
+
+def test_event_kinds_are_their_strings() -> None:
+    from pegwatch.rules.clock import ClockEvent, ClockEventKind
+
+    assert ClockEventKind.PRESS == "press" and f"{ClockEventKind.UNDO}" == "undo"
+    assert [k.value for k in ClockEventKind] == [
+        "start", "press", "pause", "resume", "adjust", "undo", "stop",
+    ]  # fmt: skip
+    e = ClockEvent("adjust", T0, 1, remaining_ns=5 * S)
+    assert e.kind is ClockEventKind.ADJUST and e.kind == "adjust"
+    assert e == ClockEvent(ClockEventKind.ADJUST, T0, 1, 5 * S)
+    c = two(TimeControl.sudden_death(MIN))
+    c.start(0, T0)
+    c.press(0, T0 + S)
+    assert [type(e.kind) for e in c.events] == [ClockEventKind, ClockEventKind]
+    assert [e.kind for e in c.events] == ["start", "press"]
+
+
+@pytest.mark.parametrize("kind", ["explode", "Press", "", None, 3, ["press"]])
+def test_unknown_event_kind_is_refused_at_construction(kind: object) -> None:
+    from pegwatch.rules.clock import ClockEvent
+
+    with pytest.raises(ClockStateError, match=r"^unknown clock event kind .*; known: start, press"):
+        ClockEvent(kind, T0)  # type: ignore[arg-type]
+
+
+def test_event_json_is_flat_and_symmetric() -> None:
+    import json
+
+    from pegwatch.rules.clock import ClockEvent
+
+    press = ClockEvent("press", T0, 1)
+    assert press.to_json() == {"kind": "press", "at_ns": T0, "player": 1}
+    assert json.dumps(ClockEvent("undo", T0).to_json()) == f'{{"kind": "undo", "at_ns": {T0}}}'
+    adjust = ClockEvent("adjust", T0, 0, remaining_ns=0, moves=3)
+    assert ClockEvent.from_json(json.loads(json.dumps(adjust.to_json()))) == adjust
+    assert ClockEvent.from_json({"kind": "press", "at_ns": T0, "player": 1, "moves": None}) == press
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (["press", 1], "must be a JSON object, got list"),
+        ({"kind": "press"}, "'at_ns' is missing"),
+        ({"at_ns": 1}, "'kind' is missing"),
+        ({"kind": "press", "at_ns": 1, "who": 0}, "unknown key 'who'"),
+        ({"kind": "explode", "at_ns": 1}, "unknown clock event kind 'explode'"),
+        ({"kind": "press", "at_ns": "1"}, "at_ns: must be a whole number"),
+        ({"kind": "press", "at_ns": 1.5}, "at_ns: must be a whole number"),
+        ({"kind": "press", "at_ns": 1, "player": True}, "player: must be a whole number"),
+    ],
+)
+def test_bad_event_json_is_one_clock_error(data: object, message: str) -> None:
+    from pegwatch.rules.clock import ClockEvent
+
+    with pytest.raises(ClockStateError, match=message) as info:
+        ClockEvent.from_json(data)
+    assert "\n" not in str(info.value)
+
+
+def test_clock_modules_import_one_way() -> None:
+    """No import cycle inside rules/clock: each module imports only those before it."""
+    import ast
+    from pathlib import Path
+
+    import pegwatch.rules.clock as package
+
+    order = ["errors", "durations", "controls", "state", "events", "transitions", "view",
+             "presets", "engine", "__init__"]  # fmt: skip
+    folder = Path(package.__file__).parent
+    assert sorted(p.stem for p in folder.glob("*.py")) == sorted(order)
+    for i, name in enumerate(order):
+        tree = ast.parse((folder / f"{name}.py").read_text(encoding="utf-8"))
+        used = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                if node.module == "pegwatch.rules.clock":
+                    used.update(a.name for a in node.names)
+                elif node.module.startswith("pegwatch.rules.clock."):
+                    used.add(node.module.rsplit(".", 1)[1])
+            elif isinstance(node, ast.Import):
+                used.update(
+                    a.name.rsplit(".", 1)[1]
+                    for a in node.names
+                    if a.name.startswith("pegwatch.rules.clock.")
+                )
+        assert used <= set(order[:i]), f"{name} imports {sorted(used - set(order[:i]))}"

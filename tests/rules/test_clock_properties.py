@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, given, settings
@@ -16,6 +17,8 @@ from hypothesis import strategies as st
 
 from pegwatch.rules.clock import (
     Clock,
+    ClockEvent,
+    ClockEventKind,
     ClockStateError,
     DelayKind,
     Overtime,
@@ -489,3 +492,59 @@ def test_next_change_is_exactly_when_the_display_changes(tc, gap, res) -> None:
     for u in range(t, nxt):
         assert shown(c.view(u)) == now
     assert shown(c.view(nxt)) != now
+
+
+# ----------------------------------------------------------------------
+# Events across a file
+
+
+maybe_int = st.none() | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+clock_events = st.builds(
+    ClockEvent,
+    kind=st.sampled_from(ClockEventKind) | st.sampled_from([k.value for k in ClockEventKind]),
+    at_ns=st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    player=maybe_int,
+    remaining_ns=maybe_int,
+    moves=maybe_int,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(event=clock_events)
+def test_event_json_round_trip(event: ClockEvent) -> None:
+    assert type(event.kind) is ClockEventKind
+    data = event.to_json()
+    assert ClockEvent.from_json(data) == event
+    text = json.dumps(data)
+    assert ClockEvent.from_json(json.loads(text)) == event
+    assert json.loads(text)["kind"] == event.kind.value
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    tcs=st.lists(controls(), min_size=2, max_size=2),
+    freeze=st.booleans(),
+    script=actions,
+)
+def test_replay_from_json_gives_the_same_clock(tcs, freeze, script) -> None:
+    a = Clock(tcs, debounce_ns=0, freeze_at_flag=freeze)
+    t = T0
+    a.start(0, t)
+    for gap, kind, who in script:
+        t += gap
+        with contextlib.suppress(ClockStateError):
+            if kind == "press":
+                a.press(who % 2, t)
+            elif kind == "pause":
+                a.pause(t)
+            elif kind == "resume":
+                a.resume(t)
+            else:
+                a.undo(t)
+    text = json.dumps([e.to_json() for e in a.events])
+    events = [ClockEvent.from_json(d) for d in json.loads(text)]
+    assert events == list(a.events)
+    b = Clock.replay(tcs, events, debounce_ns=0, freeze_at_flag=freeze)
+    assert b.events == a.events
+    for look in (0, 5, 50):
+        assert a.view(t + look) == b.view(t + look)
