@@ -13,7 +13,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.vision.localise import Localisation
+from pegwatch.vision.localise import Localisation, apply_homography
 from pegwatch.vision.palette import nominal_bgr
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import (
@@ -39,11 +39,6 @@ def abbreviation(colour: str) -> str:
     return special.get(colour, colour[:2].capitalize())
 
 
-def _project(board_to_image: NDArray[np.float64], pts_mm: NDArray[np.float64]) -> NDArray[np.float64]:
-    p = cv2.perspectiveTransform(pts_mm.reshape(-1, 1, 2).astype(np.float64), board_to_image)
-    return np.asarray(p.reshape(-1, 2), dtype=np.float64)
-
-
 def draw_debug(
     frame: NDArray[np.uint8],
     profile: BoardProfile,
@@ -58,7 +53,7 @@ def draw_debug(
         cv2.putText(out, msg, (20, 40), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (0, 0, 255), 2, cv2.LINE_AA)
         return out
     b2i = np.linalg.inv(np.asarray(h_img, dtype=np.float64))
-    corners = _project(b2i, np.array(profile.corners_mm(), dtype=np.float64))
+    corners = apply_homography(b2i, np.array(profile.corners_mm(), dtype=np.float64))
     cv2.polylines(out, [np.rint(corners).astype(np.int32)], True, (0, 255, 255), 2, cv2.LINE_AA)
     scale = float(np.linalg.norm(corners[1] - corners[0]) / profile.size_mm[0])  # px per mm
     r_code = max(int(profile.code_hole_diameter_mm / 2 * scale), 3)
@@ -69,13 +64,13 @@ def draw_debug(
     for row in reading.rows:
         if row.status == ROW_OCCLUDED:
             x, y, w, h = profile.row_box_mm(row.row)
-            box = _project(b2i, np.array([(x, y), (x + w, y), (x + w, y + h), (x, y + h)], dtype=np.float64))
+            box = apply_homography(b2i, np.array([(x, y), (x + w, y), (x + w, y + h), (x, y + h)], dtype=np.float64))
             _hatch(out, box)
             continue
-        pts = _project(b2i, np.array(profile.hole_centres_mm(row.row), dtype=np.float64))
+        pts = apply_homography(b2i, np.array(profile.hole_centres_mm(row.row), dtype=np.float64))
         for (px, py), hole in zip(pts, row.holes, strict=True):
             _draw_hole(out, (int(px), int(py)), r_code, hole.colour, font, fscale)
-        kpts = _project(b2i, np.array(profile.key_centres_mm(row.row), dtype=np.float64))
+        kpts = apply_homography(b2i, np.array(profile.key_centres_mm(row.row), dtype=np.float64))
         colour = (0, 0, 255) if row.keys.status == ROW_UNKNOWN else (255, 255, 0)
         for px, py in kpts:
             cv2.circle(out, (int(px), int(py)), r_key, colour, 1, cv2.LINE_AA)
@@ -85,7 +80,7 @@ def draw_debug(
         cv2.putText(out, label, (int(lx), int(ly)), font, fscale, (0, 0, 0), 3, cv2.LINE_AA)
         cv2.putText(out, label, (int(lx), int(ly)), font, fscale, colour, 1, cv2.LINE_AA)
     if reading.secret is not None:
-        pts = _project(b2i, np.array(profile.secret_centres_mm(), dtype=np.float64))
+        pts = apply_homography(b2i, np.array(profile.secret_centres_mm(), dtype=np.float64))
         for (px, py), hole in zip(pts, reading.secret, strict=True):
             _draw_hole(out, (int(px), int(py)), r_code, hole.colour, font, fscale)
     return out
