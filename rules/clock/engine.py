@@ -7,21 +7,12 @@ happens, so the time between the last display tick and a press is never
 lost (the lichess-mobile bug) and nothing drifts (the per-tick decrement
 bug).
 
-Flags are lazy: a flag falls at the exact instant the running player's
-available time runs out (``turn start + available``). :meth:`Clock.view`
-shows it at any later stamp without changing anything; the next event
-(press, pause, ...) settles it into the state at its exact instant, so the
-same list of events always gives the same state however often, and at
-whatever stamps, the display looked at the clock.
-
-The package is layered, each module importing only those above it:
-``state`` (limits, outcomes, the immutable state), ``events``
-(:class:`ClockEvent`), ``transitions`` (the pure function of each event
-kind), ``view`` (:class:`ClockView` and the next visible change),
-``presets``, and this module's :class:`Clock`: argument checks, the event
-log, replay and undo. The names other modules import from here
-(``Clock``, ``ClockEvent``, ``ClockView``, ``PressOutcome``, ...) stay
-importable from here.
+Each module of the package imports only those before it: ``state``
+(limits, outcomes, the immutable state), ``events`` (:class:`ClockEvent`),
+``transitions`` (the pure function of each event kind; lazy flags),
+``view`` (:class:`ClockView`, the next visible change), ``presets``, and
+here :class:`Clock`: argument checks, the event log, replay and undo. The
+names once defined here are still importable from here.
 """
 
 from __future__ import annotations
