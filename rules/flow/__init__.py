@@ -10,7 +10,12 @@
 """
 
 from pegwatch.rules.flow.clock_wiring import ClockFactory, GameClock, preset_clock_factory
-from pegwatch.rules.flow.machine import BOTH_PLAYERS_WINDOW_NS, MatchFlow, replay_events
+from pegwatch.rules.flow.machine import (
+    BOTH_PLAYERS_WINDOW_NS,
+    MatchFlow,
+    replay_events,
+    verdict_agrees,
+)
 from pegwatch.rules.flow.state import (
     OK,
     ROLES,
@@ -49,4 +54,5 @@ __all__ = [
     "Settled",
     "preset_clock_factory",
     "replay_events",
+    "verdict_agrees",
 ]

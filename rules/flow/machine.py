@@ -83,7 +83,7 @@ from pegwatch.rules.flow.state import (
     seat_of,
 )
 
-__all__ = ["BOTH_PLAYERS_WINDOW_NS", "MatchFlow", "replay_events"]
+__all__ = ["BOTH_PLAYERS_WINDOW_NS", "MatchFlow", "replay_events", "verdict_agrees"]
 
 logger = logging.getLogger(__name__)
 
@@ -326,3 +326,19 @@ def replay_events(
     for i, v in enumerate(produced):
         pairs.append((v, recorded[i] if i < len(recorded) else None))
     return pairs
+
+
+def verdict_agrees(produced: object, journaled: object) -> bool:
+    """Does a verdict the flow produces now agree with one a journal holds?
+
+    Every key the journal has must be there with the same value (nested
+    objects alike); keys the journal lacks are ignored, because verdicts
+    gain keys over versions (the records are a contract that grows by
+    additions), and a journal an arbiter kept must still replay.
+    """
+    if isinstance(produced, Mapping) and isinstance(journaled, Mapping):
+        return all(k in produced and verdict_agrees(produced[k], v) for k, v in journaled.items())
+    if isinstance(produced, list | tuple) and isinstance(journaled, list | tuple):
+        return len(produced) == len(journaled) and all(
+            verdict_agrees(a, b) for a, b in zip(produced, journaled, strict=True))
+    return produced == journaled
