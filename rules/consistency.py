@@ -8,6 +8,14 @@ consistency, so it could be the single mis-marked row. That takes one pass
 over the rows (a per-code failure count and the number of the row it
 failed), not one pass per removed row, and codes failing two rows are
 dropped as soon as they do, so each row scores fewer codes than the last.
+The same pass counts, for each row, the codes that agree with every marked
+row before it and not with it (``first_failed``): the judge uses it to say
+which row a secret that is still hidden could show as the first mis-marked.
+
+Every marked row is evidence, including rows placed after a row marked all
+black (the codemaker called the code solved, yet play went on): either that
+mark was wrong or the later rows are irrelevant, and only all the marks
+together tell which.
 
 Colour names in records are free strings, so colours are numbered in order
 of first appearance; colours never used yet are interchangeable, so which
@@ -46,11 +54,15 @@ logger = logging.getLogger(__name__)
 class ConsistencyReport:
     """``consistent`` codes agree with every marked row; when that is 0,
     ``suspect_rows`` (1-based) are the rows whose removal alone restores
-    consistency. ``possible`` is the size of the code space."""
+    consistency. ``possible`` is the size of the code space.
+    ``first_failed`` holds ``(row, n)`` pairs, rows in order and ``n > 0``:
+    ``n`` codes agree with every marked row before ``row`` and not with
+    ``row`` (a secret among them makes ``row`` the first wrong mark)."""
 
     consistent: int
     suspect_rows: tuple[int, ...]
     possible: int
+    first_failed: tuple[tuple[int, int], ...] = ()
 
     def to_json(self) -> dict[str, object]:
         """Plain data."""
@@ -107,11 +119,16 @@ def analyse(rows: Sequence[Row], variant: Variant) -> ConsistencyReport:
     counts = counts_by_colour(symbols, holes)
     failures = np.zeros(possible, dtype=np.uint8)
     failed_row = np.zeros(possible, dtype=np.uint16)
+    first_failed: list[tuple[int, int]] = []
     kept = possible
     for number, pegs, (black, white) in marked:
         guess = [mapping.get(peg, NO_COLOUR) for peg in pegs]
         blacks, common = black_and_common(guess, by_hole, counts)
         disagree = (blacks != black) | (common != black + white)
+        # Codes consistent so far (never dropped) that fail this row first.
+        first = int(np.count_nonzero(disagree[failures == 0]))
+        if first:
+            first_failed.append((number, first))
         failures += disagree
         # Where a code now fails a second row it is dropped below, so
         # overwriting its failed row loses nothing.
@@ -127,10 +144,10 @@ def analyse(rows: Sequence[Row], variant: Variant) -> ConsistencyReport:
     if kept == 0:
         # Every code fails two rows or more: no single row is to blame.
         logger.debug("consistency: no code fails fewer than two rows")
-        return ConsistencyReport(0, (), possible)
+        return ConsistencyReport(0, (), possible, tuple(first_failed))
     consistent = int(np.count_nonzero(failures == 0))
     suspects: tuple[int, ...] = ()
     if consistent == 0:
         suspects = tuple(int(r) for r in np.unique(failed_row[failures == 1]))
     logger.debug("consistency: %d of %d codes, suspects %s", consistent, possible, suspects)
-    return ConsistencyReport(consistent, suspects, possible)
+    return ConsistencyReport(consistent, suspects, possible, tuple(first_failed))

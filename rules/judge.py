@@ -18,7 +18,12 @@ Home presets (seeds 002, 003) add codemaker points and the replay rule.
 The judge works on a game in progress (no secret yet, last row unmarked):
 the table calls it after every press. It never accuses on a guess: without
 the secret it reports no mis-marked row, only how many codes still fit the
-marks and which single rows could be wrong.
+marks (every row is evidence, even rows after an all-black mark) and which
+single rows could be wrong. Such a verdict is never ``final``: it says which
+of its keys showing the secret can still change (``reveal_can_change``).
+
+A record with more distinct colours than its variant has is bad input
+(:class:`~pegwatch.rules.legality.ColourCountError`), not a game to judge.
 """
 
 from __future__ import annotations
@@ -27,17 +32,21 @@ import logging
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+from pegwatch.rules import legality
 from pegwatch.rules.codes import EMPTY, Feedback, is_read, score
-from pegwatch.rules.consistency import analyse
-from pegwatch.rules.errors import PegwatchError
-from pegwatch.rules.legality import IllegalGuessError, check_guess, colours_in
+from pegwatch.rules.consistency import ConsistencyReport, analyse
+from pegwatch.rules.errors import BadInput
+from pegwatch.rules.legality import ColourCountError, IllegalGuessError, check_guess, colours_in
 from pegwatch.rules.match import match_vp
 from pegwatch.rules.record import GameRecord, MatchRecord, Role, Row
+from pegwatch.rules.reveal import REVEAL_KEYS, reveal_can_change, settle
 from pegwatch.rules.variants import Scoring, Variant, get_variant
 
 __all__ = [
+    "MATCH_REVEAL_KEYS",
+    "REVEAL_KEYS",
     "GameVerdict",
     "IllegalRow",
     "MatchVerdict",
@@ -48,8 +57,21 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-PENALTY_VP = 0.5
-"""Seed 000: "the Codemaker is penalized by ½ VP"."""
+MATCH_REVEAL_KEYS: tuple[str, ...] = (
+    "vp", "attempts", "penalties_vp", "complete", "codemakers", "illegal_moves", "points",
+)
+"""The match-verdict keys ``MatchVerdict.reveal_can_change`` may list."""
+
+# Which match keys a game key that may change can change.
+_MATCH_KEYS_OF: dict[str, tuple[str, ...]] = {
+    "attempts": ("vp", "attempts"),
+    "codemaker_penalty_vp": ("vp", "penalties_vp"),
+    # A replayed home game keeps its codemaker: every later role shifts.
+    "replay": MATCH_REVEAL_KEYS,
+    "codemaker_points": ("vp", "points"),
+    "decoder_bonus_points": ("vp", "points"),
+    "illegal_secret": ("illegal_moves",),
+}
 
 
 @dataclass(frozen=True)
@@ -76,7 +98,11 @@ class GameVerdict:
     ``suspect_rows`` are set when the secret is unknown. ``unread_rows``
     hold a peg the reader could not read and are not judged. ``finished`` is
     False while the game can still go on; ``attempts`` is then what the
-    game would give if it stopped now.
+    game would give if it stopped now. ``final`` is True only when the
+    secret is known and read (and every colour name makes sense): otherwise
+    showing the secret can still change the verdict, and
+    ``reveal_can_change`` lists which keys of :data:`REVEAL_KEYS` it can
+    change.
     """
 
     rules: str
@@ -98,6 +124,8 @@ class GameVerdict:
     decoder_bonus_points: int | None = None
     replay: bool | None = None
     notes: tuple[str, ...] = ()
+    final: bool = False
+    reveal_can_change: tuple[str, ...] = REVEAL_KEYS
 
     @property
     def illegal_moves(self) -> dict[Role, int]:
@@ -118,6 +146,8 @@ class GameVerdict:
             "mismark_by_timeout": self.mismark_by_timeout,
             "codemaker_penalty_vp": self.codemaker_penalty_vp,
             "finished": self.finished,
+            "final": self.final,
+            "reveal_can_change": list(self.reveal_can_change),
             "illegal_rows": [r.to_json() for r in self.illegal_rows],
             "illegal_secret": self.illegal_secret,
             "unread_rows": list(self.unread_rows),
@@ -176,15 +206,44 @@ def _check_legality(
     return tuple(illegal), illegal_secret
 
 
-def judge_game(record: GameRecord, variant: Variant | None = None) -> GameVerdict:
-    """Judge one game (finished or in progress) under its variant's rules."""
+def _after(first: int, last: int) -> str:
+    return f"row {last} comes" if first == last else f"rows {first}..{last} come"
+
+
+def judge_game(
+    record: GameRecord,
+    variant: Variant | None = None,
+    *,
+    source: str = "",
+    where: str = "",
+    extra_colours: Literal["raise", "unjudged"] = "raise",
+) -> GameVerdict:
+    """Judge one game (finished or in progress) under its variant's rules.
+
+    A record using more distinct colours than the variant has raises
+    :class:`~pegwatch.rules.legality.ColourCountError` naming ``source`` (the
+    file) and the field (``where`` prefixes it inside a match, e.g.
+    ``games[1]``). With ``extra_colours="unjudged"`` (a table that must go
+    on) such a game is judged instead without judging any marks.
+    """
     if variant is None:
         variant = get_variant(record.rules)
     holes = variant.holes
-    failure = variant.failure_attempts
     rows = record.rows
     secret = record.secret
     notes: list[str] = []
+    colours_wrong = False
+    try:
+        prefix = f"{where}." if where else ""
+        fields = [(f"{prefix}rows[{i}].guess", row.guess) for i, row in enumerate(rows)]
+        if secret is not None:
+            fields.insert(0, (f"{prefix}secret", secret))
+        legality.check_colour_count(fields, variant, source=source)
+    except ColourCountError as exc:
+        if extra_colours == "raise":
+            raise
+        colours_wrong = True
+        notes.append(f"{exc}; no marks are judged until the colour names are corrected")
     if secret is not None and not is_read(secret):
         # Never accuse on a guess: a half-read secret judges nothing.
         notes.append("the secret was not fully read, so the game is judged as if unseen")
@@ -203,98 +262,61 @@ def judge_game(record: GameRecord, variant: Variant | None = None) -> GameVerdic
         notes.append(f"illegal guess: {bad.reason}")
     if illegal_secret:
         notes.append(f"illegal code: {illegal_secret}")
-
-    # Row on which the code was placed. Without the secret, only the
-    # codemaker's own "all black" says so.
-    solved_row: int | None = None
-    for number, row in enumerate(rows, start=1):
-        if (secret is not None and row.guess == secret) or (
-            secret is None and row.marks == Feedback(holes, 0) and number not in incomplete
-        ):
-            solved_row = number
-            break
-    last_relevant = solved_row if solved_row is not None else len(rows)
-    if last_relevant < len(rows):
-        later = (
-            f"row {len(rows)} comes"
-            if last_relevant + 1 == len(rows)
-            else f"rows {last_relevant + 1}..{len(rows)} come"
-        )
-        notes.append(f"{later} after the code was solved on row {last_relevant}: ignored")
+    # The rows whose marks are judged: read, complete and marked.
+    judged = tuple(
+        n for n, row in enumerate(rows, start=1)
+        if n not in unread and n not in incomplete and row.marks is not None
+    )
 
     expected: tuple[Feedback, ...] | None = None
-    mismarked_by_marks: int | None = None
-    if secret is not None:
-        expected = tuple(score(secret, row.guess) for row in rows)
-        for number, row in enumerate(rows[:last_relevant], start=1):
-            if number in unread or number in incomplete:
-                continue
-            if row.marks is not None and row.marks != expected[number - 1]:
-                mismarked_by_marks = number
-                break
-
-    # Has the game ended on the board alone (before any timeout)? The last
-    # row that counts is marked, and it solved the code or filled the board.
-    closing = rows[last_relevant - 1] if last_relevant else None
-    ended_on_board = (
-        closing is not None
-        and closing.marks is not None
-        and (solved_row is not None or last_relevant >= variant.rows)
-    )
-
-    timeout_row: int | None = None
-    if record.timeout is Role.CODEMAKER:
-        if ended_on_board:
-            notes.append("the codemaker's timeout came after the game had ended; it changes nothing")
-        else:
-            timeout_row = last_relevant
-    elif record.timeout is Role.CODEBREAKER and solved_row is not None:
-        notes.append("the codebreaker's timeout came after the code was solved; it changes nothing")
-
-    candidates = [k for k in (mismarked_by_marks, timeout_row) if k is not None]
-    mismarked_row = min(candidates) if candidates else None
-    by_timeout = mismarked_row is not None and mismarked_row == timeout_row and (
-        mismarked_by_marks is None or timeout_row < mismarked_by_marks
-    )
-
-    penalty = 0.0
-    if mismarked_row is not None:
-        was_code = secret is not None and rows[mismarked_row - 1].guess == secret
-        if was_code:
-            attempts = mismarked_row
-            penalty = PENALTY_VP
-        else:
-            attempts = min(mismarked_row + 1, failure)
-            if secret is None:
-                notes.append(
-                    f"secret unknown: if row {mismarked_row} was the code, the codebreaker "
-                    f"gets {mismarked_row} attempts and the codemaker loses ½ VP instead"
-                )
-    elif solved_row is not None:
-        attempts = solved_row
-    else:
-        attempts = failure
-
-    # Once the secret shows a mis-mark, later rows cannot change the result.
-    finished = record.timeout is not None or ended_on_board or (
-        secret is not None and mismarked_row is not None
-    )
-
     consistent: int | None = None
     suspects: tuple[int, ...] | None = None
-    if secret is None:
-        try:
-            # Incomplete rows count as unmarked: the numbering of the rows stays.
-            counted = [
-                Row(row.guess, None) if n in incomplete else row
-                for n, row in enumerate(rows[:last_relevant], start=1)
-            ]
-            report = analyse(counted, variant)
-        except PegwatchError as exc:
-            # A custom preset too large for the search: judge the rest anyway.
-            notes.append(f"consistency not analysed: {exc}")
-        else:
-            consistent, suspects = report.consistent, report.suspect_rows
+    reveal: tuple[str, ...]
+    if secret is not None:
+        solved_row = next((n for n, row in enumerate(rows, start=1) if row.guess == secret), None)
+        last_relevant = solved_row if solved_row is not None else len(rows)
+        expected = tuple(score(secret, row.guess) for row in rows)
+        mismarked_by_marks = None if colours_wrong else next(
+            (n for n in judged if n <= last_relevant and rows[n - 1].marks != expected[n - 1]),
+            None,
+        )
+        outcome = settle(rows, variant, record.timeout, solved_row, mismarked_by_marks,
+                          secret_known=True)
+        if last_relevant < len(rows):
+            notes.append(f"{_after(last_relevant + 1, len(rows))} after the code was solved "
+                         f"on row {last_relevant}: ignored")
+        final = not colours_wrong
+        reveal = () if final else REVEAL_KEYS
+    else:
+        # Without the secret only the codemaker's own "all black" says the
+        # code was placed; the result is provisional.
+        solved_row = next(
+            (n for n, row in enumerate(rows, start=1)
+             if row.marks == Feedback(holes, 0) and n not in incomplete),
+            None,
+        )
+        outcome = settle(rows, variant, record.timeout, solved_row, None, secret_known=False)
+        if solved_row is not None and solved_row < len(rows):
+            notes.append(
+                f"{_after(solved_row + 1, len(rows))} after row {solved_row} was marked all "
+                "black: play went on after the "
+                "codemaker called the code solved, so either that mark was wrong or the later "
+                "rows are irrelevant; every row is kept as evidence for the consistency check"
+            )
+        report: ConsistencyReport | None = None
+        if not colours_wrong:
+            try:
+                # Incomplete rows count as unmarked: the numbering of the rows stays.
+                counted = [
+                    Row(row.guess, None) if n in incomplete else row
+                    for n, row in enumerate(rows, start=1)
+                ]
+                report = analyse(counted, variant)
+            except BadInput as exc:
+                # A custom preset too large for the search: judge the rest anyway.
+                notes.append(f"consistency not analysed: {exc}")
+            else:
+                consistent, suspects = report.consistent, report.suspect_rows
         if consistent == 0:
             notes.append(
                 "no code agrees with the marks, so some row is mis-marked; "
@@ -305,42 +327,52 @@ def judge_game(record: GameRecord, variant: Variant | None = None) -> GameVerdic
                 )
                 + "; reveal the secret to judge it"
             )
+        final = False
+        reveal = REVEAL_KEYS if colours_wrong else reveal_can_change(
+            rows, variant, record.timeout, judged, outcome, report
+        )
 
-    codemaker_points: int | None = None
-    bonus: int | None = None
-    replay: bool | None = None
-    if variant.scoring is Scoring.HOME:
-        replay = mismarked_by_marks is not None
-        if replay:
-            # The game is replayed, so its rows score nothing; the decoder
-            # gets the bonus (seed 002 "Indication Errors").
-            codemaker_points, bonus = 0, variant.mismark_bonus_points
-        else:
-            codemaker_points, bonus = min(last_relevant, variant.rows), 0
-        if secret is None:
-            notes.append("secret unknown: an indication error (replay) cannot be judged yet")
-        penalty = 0.0
+    if record.timeout is Role.CODEMAKER and outcome.ended_on_board:
+        notes.append("the codemaker's timeout came after the game had ended; it changes nothing")
+    elif record.timeout is Role.CODEBREAKER and solved_row is not None:
+        notes.append("the codebreaker's timeout came after the code was solved; it changes nothing")
+    k = outcome.mismarked_row
+    if secret is None and k is not None and variant.scoring is Scoring.MSO:
+        notes.append(
+            f"secret unknown: if row {k} was the code, the codebreaker "
+            f"gets {k} attempts and the codemaker loses ½ VP instead"
+        )
+    if secret is None and variant.scoring is Scoring.HOME:
+        notes.append("secret unknown: an indication error (replay) cannot be judged yet")
+    if secret is None:
+        changes = [key for key in reveal if key != "illegal_secret"]
+        notes.append(
+            "provisional until the secret is shown: showing it can still change "
+            + (", ".join(changes) if changes else "no result, only whether the code itself is legal")
+        )
 
     return GameVerdict(
         rules=record.rules,
         scoring=variant.scoring,
-        attempts=attempts,
-        solved=solved_row is not None,
-        solved_row=solved_row,
-        mismarked_row=mismarked_row,
-        mismark_by_timeout=by_timeout,
-        codemaker_penalty_vp=penalty,
-        finished=finished,
+        attempts=outcome.attempts,
+        solved=outcome.solved_row is not None,
+        solved_row=outcome.solved_row,
+        mismarked_row=outcome.mismarked_row,
+        mismark_by_timeout=outcome.by_timeout,
+        codemaker_penalty_vp=outcome.penalty,
+        finished=outcome.finished,
         consistent=consistent,
         suspect_rows=suspects,
         illegal_rows=illegal_rows,
         illegal_secret=illegal_secret,
         unread_rows=unread,
         expected_marks=expected,
-        codemaker_points=codemaker_points,
-        decoder_bonus_points=bonus,
-        replay=replay,
+        codemaker_points=outcome.codemaker_points,
+        decoder_bonus_points=outcome.bonus,
+        replay=outcome.replay,
         notes=tuple(notes),
+        final=final,
+        reveal_can_change=reveal,
     )
 
 
@@ -353,7 +385,9 @@ class MatchVerdict:
     ``points``. ``complete`` is False while games are missing, and ``vp``
     is then all zero (less any penalties). ``codemakers`` names the
     codemaker of each game: the roles alternate, except that a replayed home
-    game keeps its codemaker.
+    game keeps its codemaker. ``final`` is True when every game's verdict
+    is; otherwise ``reveal_can_change`` lists the keys of
+    :data:`MATCH_REVEAL_KEYS` that showing the hidden secrets can change.
     """
 
     rules: str
@@ -367,6 +401,8 @@ class MatchVerdict:
     codemakers: tuple[str, ...] = ()
     points: dict[str, int] | None = None
     illegal_moves: dict[str, int] = field(default_factory=dict)
+    final: bool = False
+    reveal_can_change: tuple[str, ...] = MATCH_REVEAL_KEYS
 
     def to_json(self) -> dict[str, Any]:
         """Plain data (the ``pegwatch judge --json`` output for a match)."""
@@ -377,6 +413,8 @@ class MatchVerdict:
             "attempts": dict(self.attempts),
             "penalties_vp": dict(self.penalties_vp),
             "complete": self.complete,
+            "final": self.final,
+            "reveal_can_change": list(self.reveal_can_change),
             "codemakers": list(self.codemakers),
             "illegal_moves": dict(self.illegal_moves),
             "games": [g.to_json() for g in self.games],
@@ -386,12 +424,27 @@ class MatchVerdict:
         return out
 
 
-def judge_match(record: MatchRecord, variant: Variant | None = None) -> MatchVerdict:
-    """Judge a match: each game, then attempts, VP and penalties per player."""
+def judge_match(
+    record: MatchRecord,
+    variant: Variant | None = None,
+    *,
+    source: str = "",
+    extra_colours: Literal["raise", "unjudged"] = "raise",
+) -> MatchVerdict:
+    """Judge a match: each game, then attempts, VP and penalties per player.
+
+    ``source`` and ``extra_colours`` are as for :func:`judge_game`; an error
+    names the game's field, e.g. ``games[1].rows[3].guess``."""
     if variant is None:
         variant = get_variant(record.rules)
     players = record.players
-    games = tuple(judge_game(g, variant) for g in record.games)
+    games = tuple(
+        judge_game(g, variant, source=source, where=f"games[{i}]", extra_colours=extra_colours)
+        for i, g in enumerate(record.games)
+    )
+    changing = {key for g in games for k in g.reveal_can_change for key in _MATCH_KEYS_OF.get(k, ())}
+    if variant.scoring is not Scoring.HOME:
+        changing.discard("points")
     attempts: Counter[str] = Counter({p: 0 for p in players})
     failure_total: Counter[str] = Counter({p: 0 for p in players})
     penalties: dict[str, float] = {p: 0.0 for p in players}
@@ -439,4 +492,6 @@ def judge_match(record: MatchRecord, variant: Variant | None = None) -> MatchVer
         codemakers=tuple(codemakers),
         points=points if variant.scoring is Scoring.HOME else None,
         illegal_moves=dict(illegal),
+        final=all(g.final for g in games),
+        reveal_can_change=tuple(k for k in MATCH_REVEAL_KEYS if k in changing),
     )

@@ -4,6 +4,12 @@ A guess is checked when it is confirmed, that is when the codebreaker
 presses the clock ("a move is confirmed once a player hits their clock").
 An illegal guess is reported, never silently accepted, and counted against
 the player who made it; what happens next is the arbiter's call (3.4).
+
+A *record* that uses more distinct colours than its variant's set has is
+another matter: no board can show that, so a colour name in it is wrong (a
+misread or mistyped name, or the wrong preset). Judging it would score a
+wrong name and could accuse the codemaker falsely, so the judge refuses it
+as bad input (:func:`check_colour_count`, :class:`ColourCountError`).
 """
 
 from __future__ import annotations
@@ -14,13 +20,61 @@ from dataclasses import dataclass, field
 
 from pegwatch.rules.codes import EMPTY, UNREAD
 from pegwatch.rules.errors import BadInput
+from pegwatch.rules.record import RecordError
 from pegwatch.rules.variants import Variant
 
-__all__ = ["IllegalGuessError", "IllegalMoveCounter", "check_guess", "colours_in"]
+__all__ = [
+    "ColourCountError",
+    "IllegalGuessError",
+    "IllegalMoveCounter",
+    "check_colour_count",
+    "check_guess",
+    "colours_in",
+]
 
 
 class IllegalGuessError(BadInput):
     """A guess (or a code) breaks the variant's rules; the message says how."""
+
+
+class ColourCountError(RecordError):
+    """A record uses more distinct colours than its variant has: bad input.
+
+    The message names the file (when known) and the field where the count
+    goes over, e.g. ``game.json: rows[6].guess: ...``; ``where`` holds the
+    field alone."""
+
+    def __init__(self, message: str, where: str) -> None:
+        super().__init__(message)
+        self.where = where
+
+
+def check_colour_count(
+    codes: Iterable[tuple[str, Sequence[str]]], variant: Variant, *, source: str = ""
+) -> None:
+    """Raise :class:`ColourCountError` when ``codes`` use more distinct colours
+    than ``variant.colours``.
+
+    ``codes`` are ``(field, code)`` pairs in record order, e.g.
+    ``("secret", ...)``, ``("rows[0].guess", ...)``; the error names the
+    first field that brings the count over. ``"empty"`` (a blank, legal or
+    not: blanks are judged by :func:`check_guess`), ``"unknown"`` and
+    ``"occluded"`` are not colours and are not counted.
+    """
+    seen: dict[str, None] = {}
+    for where, code in codes:
+        for peg in code:
+            if peg != EMPTY and peg not in UNREAD:
+                seen.setdefault(peg)
+        if len(seen) > variant.colours:
+            names = ", ".join(seen)
+            place = ": ".join(p for p in (source, where) if p)
+            raise ColourCountError(
+                f"{place}: brings the distinct colours in the record to {len(seen)} "
+                f"({names}); {variant.name} has {variant.colours}: a colour name is wrong "
+                "(misread or mistyped) or the rules preset is",
+                where,
+            )
 
 
 def colours_in(codes: Iterable[Sequence[str]]) -> frozenset[str]:

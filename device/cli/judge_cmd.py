@@ -1,9 +1,11 @@
 """``pegwatch judge FILE.json [--json]``: the arbiter's verdict on a record.
 
 The record format is in ``docs/records.md``; the readings of the rules in
-``docs/rules.md``. Bad input raises a :class:`~pegwatch.rules.errors.PegwatchError`
-naming the file and the place, which ``pegwatch.device.cli.main`` prints as one line
-with exit status 2.
+``docs/rules.md``. Bad input raises a :class:`~pegwatch.rules.errors.BadInput` naming the file
+and the place, which ``pegwatch.device.cli.main`` prints as one line with exit
+status 2: a malformed record, and a record using more distinct colours than
+its preset has (:class:`~pegwatch.rules.legality.ColourCountError`). A verdict
+on a game whose secret was not seen is provisional, and says so.
 """
 
 from __future__ import annotations
@@ -60,13 +62,13 @@ def run(args: argparse.Namespace) -> int:
     record = load_record(text, source=source, variants=extra)
     variant = get_variant(record.rules, extra)
     if isinstance(record, MatchRecord):
-        match_verdict = judge_match(record, variant)
+        match_verdict = judge_match(record, variant, source=source)
         if args.json:
             print(json.dumps(match_verdict.to_json(), indent=2, ensure_ascii=False))
         else:
             print(format_match(record, match_verdict, variant))
     else:
-        verdict = judge_game(record, variant)
+        verdict = judge_game(record, variant, source=source)
         if args.json:
             print(json.dumps(verdict.to_json(), indent=2, ensure_ascii=False))
         else:
@@ -93,7 +95,9 @@ def format_game(record: GameRecord, verdict: GameVerdict, variant: Variant, inde
         after_code = verdict.solved_row is not None and number > verdict.solved_row
         if number in verdict.unread_rows:
             remark = "  not fully read: not judged"
-        elif after_code:
+        elif after_code and verdict.consistent is not None:
+            remark = "  after an all-black mark: kept as evidence"
+        elif after_code and verdict.expected_marks is not None:
             remark = "  after the code: ignored"
         elif verdict.expected_marks is not None and row.marks is not None:
             want = verdict.expected_marks[number - 1]
@@ -110,8 +114,14 @@ def format_game(record: GameRecord, verdict: GameVerdict, variant: Variant, inde
         )
     if record.timeout is not None:
         lines.append(f"{indent}  timeout: the {record.timeout.value}'s time ran out")
-    state = "" if verdict.finished else " (game not finished: as it stands now)"
+    states = [] if verdict.finished else ["game not finished: as it stands now"]
+    if not verdict.final:
+        states.append("PROVISIONAL until the secret is shown")
+    state = f" ({'; '.join(states)})" if states else ""
     lines.append(f"{indent}verdict{state}: {_result(verdict, variant)}")
+    changes = [k for k in verdict.reveal_can_change if k != "illegal_secret"]
+    if not verdict.final and changes:
+        lines.append(f"{indent}showing the secret can still change: {', '.join(changes)}")
     if verdict.consistent is not None:
         suspects = ", ".join(map(str, verdict.suspect_rows or ())) or "none"
         lines.append(
@@ -123,7 +133,11 @@ def format_game(record: GameRecord, verdict: GameVerdict, variant: Variant, inde
             f"{indent}home scoring: codemaker {verdict.codemaker_points} points, decoder bonus "
             f"{verdict.decoder_bonus_points}" + ("; REPLAY the game" if verdict.replay else "")
         )
-    lines.extend(f"{indent}note: {n}" for n in verdict.notes if not n.startswith("illegal"))
+    lines.extend(
+        f"{indent}note: {n}"
+        for n in verdict.notes
+        if not n.startswith(("illegal", "provisional until the secret is shown"))
+    )
     lines.extend(f"{indent}illegal: {r.reason}" for r in verdict.illegal_rows)
     if verdict.illegal_secret:
         lines.append(f"{indent}illegal: {verdict.illegal_secret}")
@@ -171,6 +185,11 @@ def format_match(record: MatchRecord, verdict: MatchVerdict, variant: Variant) -
     if not verdict.complete:
         lines.append(
             f"match incomplete: fewer than {variant.games_per_match} games played; no VP yet"
+        )
+    if not verdict.final:
+        lines.append(
+            "match result PROVISIONAL until every secret is shown; showing them can still "
+            f"change: {', '.join(verdict.reveal_can_change) or 'nothing but the game details'}"
         )
     for p in record.players:
         extra = ""

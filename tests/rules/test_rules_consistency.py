@@ -58,6 +58,24 @@ def test_agrees_with_brute_force(blanks: bool, data: st.DataObject) -> None:
     report = analyse(rows, variant)
     assert (report.consistent, report.suspect_rows) == brute(rows, variant)
     assert report.possible == len(symbols) ** 3
+    # first_failed: codes agreeing with every row before a row, not with it.
+    first: dict[int, int] = {}
+    for c in itertools.product(symbols, repeat=3):
+        wrong = [i for i, r in enumerate(rows, start=1) if score(c, r.guess) != r.marks]
+        if wrong:
+            first[wrong[0]] = first.get(wrong[0], 0) + 1
+    assert report.first_failed == tuple(sorted(first.items()))
+
+
+def test_rows_after_an_all_black_mark_are_evidence() -> None:
+    """Seed 000 (issue 12, example 1): row 3 repeats row 2's guess and 4
+    blacks after it; kept as evidence, it leaves row 1 the only suspect."""
+    variant = get_variant("mso")
+    rows = [Row(("white", "black", "yellow", "green"), Feedback(0, 0)),
+            Row(("red", "green", "orange", "green"), Feedback(4, 0)),
+            Row(("red", "green", "orange", "green"), Feedback(4, 0))]
+    assert analyse(rows, variant).suspect_rows == (1,)
+    assert analyse(rows[:2], variant).suspect_rows == (1, 2)
 
 
 def test_correct_rows_keep_the_secret_consistent() -> None:

@@ -206,8 +206,12 @@ def test_home_unsolved_board_scores_twelve_no_bonus_row() -> None:
 def test_lego_counts_rows_too() -> None:
     """Seed 003: "krijgt de codemaker één punt voor elke rij pips die de
     codebreker heeft neergezet"."""
-    v = judge_game(_home("lego", MISSES[:10]))
-    assert (v.codemaker_points, v.attempts) == (10, 11)
+    # Ten misses in LEGO's six colours (MISSES use eight: not a LEGO record).
+    lego = get_variant("lego").palette
+    misses = [(lego[i % 6], lego[(i + 1) % 6], lego[(i + 2) % 6], lego[i // 6]) for i in range(10)]
+    secret = (lego[0], lego[0], lego[0], lego[0])
+    v = judge_game(make_game(secret, misses, rules="lego"))
+    assert (v.codemaker_points, v.attempts, v.solved) == (10, 11, False)
 
 
 def test_home_indication_error_replays_with_three_points() -> None:
