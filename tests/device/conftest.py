@@ -1,30 +1,37 @@
-"""Fixtures for the device tests: mock pins and a controllable time source."""
+"""Fixtures for the device tests: mock pins, a controllable time source, and
+the real table program on those pins."""
 
 from __future__ import annotations
 
 import pytest
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory, MockPWMPin
+from table_on_pins import TableOnPins
 
 from pegwatch.device.hardware.pins import PinMap
+from pegwatch.simulation.demo import VirtualClock
 
 
-class FakeTime:
-    """A monotonic nanosecond clock the test moves by hand."""
+class FakeTime(VirtualClock):
+    """The simulation's virtual monotonic clock, with a settable ``now`` and
+    millisecond and second steps for the tests that move it by hand."""
 
     def __init__(self, start_ns: int = 1_000_000_000_000) -> None:
-        self.now = start_ns
+        super().__init__(start_ns)
 
-    def __call__(self) -> int:
-        return self.now
+    @property
+    def now(self) -> int:
+        return self.t
+
+    @now.setter
+    def now(self, value: int) -> None:
+        self.t = value
 
     def advance_ms(self, ms: float) -> int:
-        self.now += round(ms * 1_000_000)
-        return self.now
+        return self.advance(round(ms * 1_000_000))
 
     def advance_s(self, s: float) -> int:
-        self.now += round(s * 1_000_000_000)
-        return self.now
+        return self.advance(round(s * 1_000_000_000))
 
 
 @pytest.fixture
@@ -89,3 +96,12 @@ class Driver:
 @pytest.fixture
 def drive(mock_factory, fake_time):
     return Driver(mock_factory, fake_time)
+
+
+@pytest.fixture
+def table(tmp_path, mock_factory, fake_time):
+    """The real table for Alice (codemaker of game 1, seat 0) and Bob (seat 1),
+    MSO rules and clock, on mock pins and the fake time."""
+    t = TableOnPins(tmp_path / "table.sqlite", mock_factory, fake_time)
+    yield t
+    t.close()

@@ -8,7 +8,6 @@ from pegwatch.device.display.charlcd import layout
 from pegwatch.device.display.model import DisplayModel, EntryView
 from pegwatch.device.display.render import render
 from pegwatch.device.display.samples import SAMPLES
-from pegwatch.device.hardware.gpio import TableHardware
 from pegwatch.device.table.arbiter_menu import (
     ArbiterMenu,
     EntryTarget,
@@ -17,9 +16,7 @@ from pegwatch.device.table.arbiter_menu import (
     RowEntry,
     short_names,
 )
-from pegwatch.rules.clock.engine import Clock
 from pegwatch.rules.codes import EMPTY
-from pegwatch.simulation.clock_device import TableClockDevice
 
 MSO = ("red", "green", "blue", "yellow", "white", "black", "orange", "pink")
 TABLE_ITEMS = (MenuItem.BACK, MenuItem.ENTER_ROW, MenuItem.ENTER_SECRET, MenuItem.ADJUST)
@@ -144,14 +141,16 @@ def test_adjust_still_works_beside_the_entry():
     assert action.kind == "adjust" and action.player == 1 and action.delta_ns == 10_000_000_000
 
 
-def test_a_bare_clock_never_offers_an_entry(mock_factory, pin_map, fake_time):
-    hardware = TableHardware(pin_map, pin_factory=mock_factory, now_ns=fake_time, watch=False)
-    clock = Clock.from_preset("mso-mastermind", roles=("codemaker", "codebreaker"))
-    with TableClockDevice(hardware, clock, now_ns=fake_time, watch=False) as device:
-        device.menu.long()
-        assert MenuItem.ENTER_ROW not in device.menu.offered()
-        assert device.menu.offered() == (MenuItem.BACK, MenuItem.ADJUST, MenuItem.UNDO,
-                                          MenuItem.PRESET, MenuItem.MUTE)
+def test_the_table_offers_an_entry_only_with_a_target_and_never_undo(table, drive, fake_time):
+    """The real table's menu before a game: nothing to enter, no UNDO or PRESET."""
+    drive.press(22)  # the arbiter holds the button
+    fake_time.advance_ms(1600)
+    table.step()
+    drive.release(22)
+    table.step()
+    menu = table.program.menu
+    assert menu.is_open
+    assert menu.offered() == (MenuItem.BACK, MenuItem.ADJUST, MenuItem.MUTE)
 
 
 def test_the_entry_screen_highlights_the_current_field():

@@ -1,379 +1,347 @@
-"""Whole games through the GPIO layer on mock pins: MSO Mastermind and
-4-player Mensa Connection. Buttons are driven on the mock pins, with
-bounce, and time is a fake monotonic clock."""
+"""Whole MSO games at the real match table, through the GPIO layer on mock pins.
+
+The table is the one ``pegwatch run`` builds: :class:`TableProgram` on a
+journal, :class:`TableHardware` on gpiozero's MockFactory pins, the buttons
+wired through :class:`ArbiterButton` (``TableOnPins`` in this folder's
+conftest). Buttons are driven on the mock pins, with bounce; time is a
+virtual monotonic clock, except in the real-time test. The clock of
+several players (Mensa Connection) has no table program: its clock is
+tested in ``tests/rules/test_clock_mensa.py``.
+"""
 
 from __future__ import annotations
 
-import pytest
+import threading
+import time
 
-from pegwatch.device.display.model import Role, Severity
+from table_on_pins import SECRET, TableOnPins
+
+from pegwatch.device.display.model import Role, Severity, format_time
 from pegwatch.device.hardware.buzzer import Alert, BuzzerSettings
-from pegwatch.device.hardware.gpio import TableHardware
-from pegwatch.device.hardware.pins import PinMap
+from pegwatch.device.table.arbiter_menu import MenuItem
+from pegwatch.device.table.program import replay_journal
 from pegwatch.rules.clock.controls import TimeControl
-from pegwatch.rules.clock.engine import Clock, ClockEvent, PressOutcome
-from pegwatch.simulation.clock_device import ControlEvent, TableClockDevice
+from pegwatch.rules.clock.engine import Clock
+from pegwatch.rules.codes import score
+from pegwatch.rules.flow import Phase
 
 S = 1_000_000_000
+MS = 1_000_000
 MIN = 60 * S
-MAKER, BREAKER, ARB = 17, 27, 22
-QUICK = BuzzerSettings(short_beep_ms=1, long_beep_ms=2, low_time_warnings_s=(30.0, 10.0))
+MAKER, BREAKER, ARB = 17, 27, 22  # Alice (seat 0, codemaker of game 1), Bob (seat 1), arbiter
 
 
-def mso_clock():
-    # Seat 0 is the codemaker (4 minutes), seat 1 the codebreaker (8 minutes).
-    return Clock((TimeControl.sudden_death(4 * MIN), TimeControl.sudden_death(8 * MIN)))
+def arbiter(t, drive, fake_time, *steps):
+    """The arbiter's button: each step "short" (100 ms) or "long" (1.6 s)."""
+    for step in steps:
+        fake_time.advance_ms(300)
+        drive.press(ARB)
+        fake_time.advance_ms(1600 if step == "long" else 100)
+        t.step()  # a long press is found by the hardware's deadline
+        drive.release(ARB)
+        t.step()
 
 
-def mso_clock_reversed():
-    # Game 2: roles reversed, seat 0 breaks (8 minutes), seat 1 makes (4).
-    return Clock((TimeControl.sudden_death(8 * MIN), TimeControl.sudden_death(4 * MIN)))
-
-
-@pytest.fixture
-def mso(mock_factory, fake_time):
-    hardware = TableHardware(PinMap(), pin_factory=mock_factory, buzzer=QUICK,
-                             now_ns=fake_time, watch=False)
-    journal = []
-
-    def sink(event):
-        journal.append(event)  # "written" before it acts
-        device.apply(event)
-
-    device = TableClockDevice(
-        hardware, mso_clock(), on_event=sink, names=("Alice", "Bob"),
-        roles=(Role.CODEMAKER, Role.CODEBREAKER), now_ns=fake_time, watch=False,
-        presets={"MSO game 1": mso_clock, "MSO game 2": mso_clock_reversed},
-    )
-    device.journal = journal
-    yield device
-    device.close()
-
-
-def remaining(device, fake_time):
-    return device.view(fake_time.now).remaining_ns
-
-
-def played(device):
-    assert device.hardware.sounder.wait_until_quiet(5)
-    return device.hardware.sounder.played
-
-
-def test_mso_game_through_gpio(mso, drive, fake_time):
-    hw = mso.hardware
+def test_mso_game_through_gpio(table, drive, fake_time):
+    t, hw = table, table.hardware
+    t.step()
     assert hw.led_states == ("off", "off")
     # The codebreaker is ready: the codemaker starts the opponent's clock.
     t_start = fake_time.now
     drive.tap(MAKER, bounces=3)
-    assert mso.view().on_move == 1
+    t.step()
+    assert t.running_seat() == 1
     assert hw.led_states == ("off", "on")
     fake_time.advance_s(30)
     t_press = fake_time.now
     drive.tap(BREAKER, bounces=4)  # row 1 guessed; a bouncy button
-    view = mso.view(t_press)
-    assert view.on_move == 0
+    t.step()
+    assert t.running_seat() == 0 and t.flow.phase is Phase.MARKS
     # Charged from the first edge of one press to the first edge of the next.
-    assert view.remaining_ns == (4 * MIN, 8 * MIN - (t_press - t_start))
+    assert t.remaining(t_press) == (4 * MIN, 8 * MIN - (t_press - t_start))
     assert [led.is_lit for led in hw.leds] == [True, False]
-    # The codebreaker presses again while the codemaker marks: ignored.
+    # The codebreaker presses again while the codemaker marks: journaled, ignored.
     fake_time.advance_s(2)
+    t_again = fake_time.now
     drive.tap(BREAKER)
-    assert mso.clock.ignored_presses == (0, 1)
-    assert mso.view().on_move == 0
+    t.step()
+    assert t.running_seat() == 0 and len(t.flow.game.rows) == 1
+    assert t.remaining()[1] == 8 * MIN - (t_press - t_start)
     fake_time.advance_s(8)
     t_marked = fake_time.now
     drive.tap(MAKER)
-    assert mso.view(t_marked).remaining_ns == (
+    t.step()
+    assert t.remaining(t_marked) == (
         4 * MIN - (t_marked - t_press),
         8 * MIN - (t_press - t_start),
     )
-    assert mso.view().on_move == 1
-    # Exactly the presses made: start, press, (ignored) press, press.
-    kinds = [(e.kind, e.player) for e in mso.journal]
-    assert kinds == [("start", 1), ("press", 1), ("press", 1), ("press", 0)]
-    # The journal replays to the same clock.
-    replayed = Clock.replay(mso.clock.controls, mso.journal)
-    assert replayed.view(fake_time.now) == mso.view(fake_time.now)
+    assert t.running_seat() == 1
+    # Exactly the presses made, each stamped with its first edge.
+    presses = [(e.payload["player"], e.at_ns) for e in t.events("press")]
+    assert presses == [(0, t_start), (1, t_press), (1, t_again), (0, t_marked)]
+    # The journal replays to the same clock and the same verdicts.
+    replay = replay_journal(t.path)
+    assert replay.mismatches == ()
+    assert replay.flow.remaining_ns(t.cont()) == t.flow.remaining_ns(t.cont())
 
 
-def test_arbiter_pause_resume_and_no_time_runs_while_paused(mso, drive, fake_time):
+def test_arbiter_pause_resume_and_no_time_runs_while_paused(table, drive, fake_time):
+    t = table
     t_start = fake_time.now
     drive.tap(MAKER)
+    t.step()
     fake_time.advance_s(10)
     t_down = fake_time.now
     drive.press(ARB, bounces=2)  # pauses on the way down
     fake_time.advance_ms(150)
     drive.release(ARB, bounces=2)
-    mso.hardware.poll()
-    view = mso.view()
-    assert view.paused and not view.running
-    assert mso.hardware.led_states == ("off", "blink")
-    before = view.remaining_ns
+    t.step()
+    assert t.flow.paused and t.running_seat() is None
+    assert t.hardware.led_states == ("off", "off")  # no LED while paused
+    before = t.remaining()
     fake_time.advance_s(60)
-    assert mso.view().remaining_ns == before
+    t.step()
+    assert t.remaining() == before
     assert before[1] == 8 * MIN - (t_down - t_start)  # charged up to the press-down
     # Players cannot press while paused.
     drive.tap(BREAKER)
-    assert mso.view().on_move == 1
+    t.step()
+    assert t.flow.paused and t.flow.game.rows == []
     fake_time.advance_s(1)
     drive.tap(ARB)  # short press on a paused clock: resume
-    assert mso.view().running
-    assert mso.hardware.led_states == ("off", "on")
-    assert [e.kind for e in mso.journal] == ["start", "pause", "press", "resume"]
+    t.step()
+    assert t.running_seat() == 1
+    assert t.hardware.led_states == ("off", "on")
+    journaled = [(e.kind, e.payload.get("player", e.payload.get("action")))
+                 for e in t.program.journal.events() if e.kind in ("press", "arbiter")]
+    assert journaled == [("press", 0), ("arbiter", "pause"), ("press", 1), ("arbiter", "resume")]
+    assert t.events("arbiter")[0].at_ns == t_down
 
 
-def test_arbiter_menu_adjust_undo_mute(mso, drive, fake_time):
+def test_arbiter_menu_adjust_and_mute(table, drive, fake_time):
+    t = table
+    menu = t.program.menu
     drive.tap(MAKER)
+    t.step()
     fake_time.advance_s(20)
-    drive.tap(BREAKER)  # a mis-press, say
+    drive.tap(BREAKER)  # row 1 guessed: Alice's clock runs
+    t.step()
     fake_time.advance_s(1)
-    drive.press(ARB)  # long press: pause, then the menu
-    fake_time.advance_ms(1600)
-    mso.hardware.poll()
-    drive.release(ARB)
-    assert mso.menu.is_open
-    assert mso.display_model().banner == "MENU: BACK"
+    arbiter(t, drive, fake_time, "long")  # pause, then the menu
+    assert menu.is_open and t.flow.paused
+    assert t.program.display_model().banner == "MENU: BACK"
+    # The table's menu: no UNDO, no PRESET (a press confirms a move, seed 004 §3.5).
+    assert menu.offered() == (MenuItem.BACK, MenuItem.ENTER_ROW, MenuItem.ADJUST, MenuItem.MUTE)
+    arbiter(t, drive, fake_time, "short", "short")  # -> ENTER ROW -> ADJUST
+    assert t.program.display_model().banner == "MENU: ADJUST"
+    arbiter(t, drive, fake_time, "long")
+    assert t.program.display_model().banner == "ADJUST +10s"
+    before = t.remaining()[0]
     fake_time.advance_ms(300)
-    drive.tap(ARB)  # -> ADJUST
-    fake_time.advance_ms(300)
-    drive.press(ARB)
-    fake_time.advance_ms(1600)
-    mso.hardware.poll()
-    drive.release(ARB)
-    assert mso.display_model().banner == "ADJUST +10s"
-    before = mso.view().remaining_ns[0]
-    fake_time.advance_ms(300)
-    drive.tap(MAKER)  # +10 s to the codemaker
-    assert mso.view().remaining_ns[0] == before + 10 * S
-    assert mso.view().paused
-    # Long press back to the items, short to UNDO, long to undo.
-    for step in ("long", "short", "long"):
-        fake_time.advance_ms(300)
-        drive.press(ARB)
-        fake_time.advance_ms(1600 if step == "long" else 100)
-        mso.hardware.poll()
-        drive.release(ARB)
-    assert mso.journal[-1] == ClockEvent("undo", mso.journal[-1].at_ns)
-    assert mso.view().on_move == 1  # the mis-press is undone
-    # Short twice to MUTE, long to toggle it.
-    for step in ("short", "short", "long"):
-        fake_time.advance_ms(300)
-        drive.press(ARB)
-        fake_time.advance_ms(1600 if step == "long" else 100)
-        mso.hardware.poll()
-        drive.release(ARB)
-    assert mso.hardware.sounder.is_muted
-    assert isinstance(mso.journal[-1], ControlEvent) and mso.journal[-1].kind == "mute"
-    assert mso.display_model().banner == "MENU: UNMUTE"
+    drive.tap(MAKER)  # +10 s to the codemaker; not a clock press
+    t.step()
+    assert t.remaining()[0] == before + 10 * S
+    assert t.flow.paused and t.flow.phase is Phase.MARKS
+    [adjust] = [e for e in t.events("arbiter") if e.payload["action"] == "adjust"]
+    assert adjust.payload["player"] == 0 and adjust.payload["delta_ns"] == 10 * S
+    # Long press back to the items, short to MUTE, long to toggle it.
+    arbiter(t, drive, fake_time, "long", "short", "long")
+    assert t.program.is_muted and t.hardware.sounder.is_muted
+    assert t.events("menu")[-1].payload["action"] == "mute"
+    assert t.program.display_model().banner == "MENU: UNMUTE"
+    # BACK closes the menu; the clock stays paused until a short press.
+    arbiter(t, drive, fake_time, "short", "long")
+    assert not menu.is_open and t.flow.paused
+    arbiter(t, drive, fake_time, "short")
+    assert t.running_seat() == 0
+    assert replay_journal(t.path).muted is True
 
 
-def test_low_time_warning_then_flag(mso, drive, fake_time):
-    drive.tap(MAKER)
-    fake_time.advance_s(8 * 60 - 31)
-    mso.tick()
-    assert played(mso) == []
-    fake_time.advance_s(2)  # 29 s left
-    mso.tick()
-    mso.tick()
-    assert played(mso) == [Alert.LOW_TIME]
-    fake_time.advance_s(20)  # 9 s left
-    mso.tick()
-    assert played(mso) == [Alert.LOW_TIME, Alert.LOW_TIME]
-    flags = []
-    mso.when_flag = lambda player, at: flags.append((player, at))
-    fake_time.advance_s(10)
-    mso.tick()
-    view = mso.view()
-    assert view.flags == (1,)
-    assert flags == [(1, view.flag_times_ns[0])]
-    assert played(mso)[-1] is Alert.FLAG
-    assert mso.message is not None and mso.message.text == "TIMEOUT Bob"
-    assert mso.message.severity is Severity.ALARM
-    assert mso.hardware.led_states == ("off", "off")
-    model = mso.display_model()
-    assert model.players[1].flagged and model.players[1].remaining_ns == 0
-    # The clock is frozen at the flag (MSO): presses change nothing.
-    drive.tap(MAKER)
-    assert mso.view().remaining_ns == view.remaining_ns
-
-
-def test_muted_table_is_silent_at_the_flag(mso, drive, fake_time):
-    mso.hardware.sounder.mute()
-    drive.tap(MAKER)
-    fake_time.advance_s(9 * 60)
-    mso.tick()
-    assert mso.view().flags == (1,)
-    assert played(mso) == []
-
-
-def test_player_count_must_match_wiring(mock_factory, fake_time):
-    hardware = TableHardware(PinMap(), pin_factory=mock_factory, now_ns=fake_time, watch=False)
-    clock = Clock((TimeControl.sudden_death(MIN),) * 3)
-    with pytest.raises(ValueError, match="wired for 2"):
-        TableClockDevice(hardware, clock, now_ns=fake_time, watch=False)
-    hardware.close()
-
-
-MENSA_PINS = PinMap(player_buttons=(17, 27, 23, 24), arbiter_button=22,
-                    player_leds=(5, 6, 13, 19), buzzer=18)
-
-
-def test_mensa_connection_four_players_skip_the_flagged(mock_factory, fake_time, drive):
-    hardware = TableHardware(MENSA_PINS, pin_factory=mock_factory, buzzer=QUICK,
-                             now_ns=fake_time, watch=False)
-    clock = Clock((TimeControl.sudden_death(20 * MIN),) * 4, freeze_at_flag=False,
-                  skip_flagged=True)
-    with TableClockDevice(hardware, clock, names=("Ann", "Ben", "Cy", "Dee"),
-                          now_ns=fake_time, watch=False) as device:
-        t = fake_time.now
-        drive.tap(22)  # the arbiter starts the first-named player (on release)
-        t += 80_000_000
-        assert device.view().on_move == 0
-        assert hardware.led_states == ("on", "off", "off", "off")
-        buttons = MENSA_PINS.player_buttons
-        # A round: everyone plays once, 1 minute each, Cy thinks for 15.
-        for player, think in ((0, 60), (1, 60), (2, 15 * 60), (3, 60)):
-            t += think * S
-            fake_time.now = t  # press-downs exactly *think* apart
-            drive.tap(buttons[player], bounces=2)
-        assert device.view(t).remaining_ns == (19 * MIN, 19 * MIN, 5 * MIN, 19 * MIN)
-        assert device.view().on_move == 0
-        for player in (0, 1):
-            t += 60 * S
-            fake_time.now = t
-            drive.tap(buttons[player])
-        assert hardware.led_states == ("off", "off", "on", "off")
-        # Cy runs out of time; Dee's clock starts at that exact instant.
-        fake_time.now = t + 5 * MIN + 3 * S
-        device.tick()
-        view = device.view()
-        assert view.flags == (2,)
-        assert view.on_move == 3
-        assert view.remaining_ns[3] == 19 * MIN - 3 * S
-        assert hardware.led_states == ("off", "off", "off", "on")
-        assert device.message.text == "TIMEOUT Cy"
-        # Cy's button no longer counts; the others play on, skipping Cy.
-        fake_time.advance_s(1)
-        drive.tap(buttons[2])
-        assert device.view().on_move == 3
-        for player in (3, 0, 1):
-            fake_time.advance_s(30)
-            drive.tap(buttons[player])
-        assert device.view().on_move == 3
-        assert hardware.led_states == ("off", "off", "off", "on")
-        assert device.clock.apply(ClockEvent("press", fake_time.now, 2)) is PressOutcome.FLAGGED
-        assert played(device)[-1] is Alert.FLAG
-
-
-def test_next_change_follows_the_faces(mso, drive, fake_time):
-    from pegwatch.device.display.model import format_time
-
-    assert mso.next_change_ns(fake_time.now) is None  # not started
+def test_low_time_warning_then_flag(table, drive, fake_time):
+    t = table
     t_start = fake_time.now
     drive.tap(MAKER)
+    t.step()
+    fake_time.advance_s(8 * 60 - 31)
+    t.step()
+    assert t.played() == []
+    fake_time.advance_s(2)  # 29 s left
+    t.step()
+    t.step()
+    assert t.played() == [Alert.LOW_TIME]
+    fake_time.advance_s(20)  # 9 s left
+    t.step()
+    assert t.played() == [Alert.LOW_TIME, Alert.LOW_TIME]
+    fake_time.advance_s(10)
+    t.step()
+    [flag] = t.events("flag")
+    assert flag.payload["player"] == 1 and flag.payload["flag_ns"] == t_start + 8 * MIN
+    assert [v["player"] for v in t.verdicts("flag")] == ["Bob"]
+    assert t.played() == [Alert.LOW_TIME, Alert.LOW_TIME, Alert.FLAG]
+    assert t.beeps() == 2 + 3
+    model = t.program.display_model()
+    assert model.message is not None and model.message.text == "FLAG Bob"
+    assert model.message.severity is Severity.ALARM
+    assert t.hardware.led_states == ("off", "off")
+    assert model.players[1].flagged and model.players[1].remaining_ns == 0
+    # The clock is frozen at the flag (MSO): presses change nothing.
+    left = t.remaining()
+    drive.tap(MAKER)
+    fake_time.advance_s(5)
+    t.step()
+    assert t.remaining() == left and t.flow.phase is Phase.REVEAL
+
+
+def test_muted_table_is_silent_at_the_flag(tmp_path, mock_factory, fake_time, drive):
+    muted = BuzzerSettings(short_beep_ms=1, long_beep_ms=2, low_time_warnings_s=(30.0, 10.0),
+                           muted=True)
+    t = TableOnPins(tmp_path / "muted.sqlite", mock_factory, fake_time, buzzer=muted)
+    try:
+        assert t.program.is_muted
+        drive.tap(MAKER)
+        t.step()
+        for _ in range(9):
+            fake_time.advance_s(60)
+            t.step()
+        assert len(t.verdicts("flag")) == 1 and t.flow.game.timeout is not None
+        assert t.played() == [] and t.beeps() == 0
+    finally:
+        t.close()
+
+
+def test_next_change_follows_the_faces(table, drive, fake_time):
+    t = table
+    program = t.program
+    assert program.next_display_change_ns(fake_time.now) is None  # not started
+    t_start = fake_time.now
+    drive.tap(MAKER)
+    t.step()
     now = fake_time.now
-    due = mso.next_change_ns(now)
-    face = format_time(mso.view(now).remaining_ns[1])
-    assert format_time(mso.view(due).remaining_ns[1]) != face
-    assert format_time(mso.view(due - 1).remaining_ns[1]) == face
+    due = program.next_display_change_ns(now)
+    face = format_time(t.remaining(now)[1])
+    assert format_time(t.remaining(due)[1]) != face
+    assert format_time(t.remaining(due - 1)[1]) == face
+    assert format_time(program.display_model(due).players[1].remaining_ns) != face
     # Just above 20 s the next change is the switch to tenths.
-    at = t_start + 8 * MIN - 20 * S - 500_000_000
-    due = mso.next_change_ns(at)
+    at = t_start + 8 * MIN - 20 * S - 500 * MS
+    due = program.next_display_change_ns(at)
     assert due == t_start + 8 * MIN - 20 * S + 1
-    assert format_time(mso.view(due).remaining_ns[1]) == "19.9"
+    assert format_time(t.remaining(due)[1]) == "19.9"
 
 
-def test_display_loop_follows_the_device(mso, drive, fake_time):
+def test_display_loop_follows_the_table(table, drive, fake_time):
     from pegwatch.device.display.devices import open_display
     from pegwatch.device.display.loop import DisplayLoop
+    from pegwatch.device.display.render import render
 
+    t = table
     display = open_display("dummy")
-    loop = DisplayLoop(display, mso.display_model, next_change_at=mso.next_change_ns,
-                       now_ns=fake_time)
+    loop = DisplayLoop(display, t.program.display_model,
+                       next_change_at=t.program.next_display_change_ns, now_ns=fake_time)
     loop.step()
     drive.tap(MAKER)
+    t.step()
     fake_time.advance_s(1)
     loop.step()
     assert loop.frames == 2
-    from pegwatch.device.display.render import render
-
-    assert display.device.image.tobytes() == render(mso.display_model().quantized()).tobytes()
-
-
-def test_flag_found_by_the_watcher_in_real_time(mock_factory):
-    hardware = TableHardware(PinMap(), pin_factory=mock_factory, buzzer=QUICK)
-    clock = Clock((TimeControl.sudden_death(200_000_000),) * 2)
-    import threading
-
-    fell = threading.Event()
-    with TableClockDevice(hardware, clock) as device:
-        device.when_flag = lambda player, at: fell.set()
-        mock_factory.pin(MAKER).drive_low()  # starts the other player's 0.2 s
-        assert fell.wait(3), "the watcher did not notice the flag"
-        assert device.view().flags == (1,)
-        assert hardware.sounder.wait_until_quiet(3)
-        assert Alert.FLAG in hardware.sounder.played
+    model = t.program.display_model()
+    assert model.on_move == 1 and model.row == 1
+    assert display.device.image.tobytes() == render(model.quantized()).tobytes()
 
 
-def test_full_mso_match_two_games_roles_reversed(mso, drive, fake_time):
+def test_flag_found_by_the_main_loop_in_real_time(tmp_path, mock_factory):
+    short = TimeControl.sudden_death(200 * MS)
+    t = TableOnPins(tmp_path / "rt.sqlite", mock_factory, time.monotonic_ns,
+                    clock_factory=lambda: Clock((short, short)), watch=True)
+    stop = threading.Event()
+    loop = threading.Thread(target=t.program.run, args=(stop,), daemon=True)
+    loop.start()
+    try:
+        mock_factory.pin(MAKER).drive_low()  # Alice starts Bob's 0.2 s
+        deadline = time.monotonic() + 3
+        while not t.verdicts("flag") and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert t.verdicts("flag"), "the table's loop did not notice the flag"
+        [flag] = t.events("flag")
+        [press] = t.events("press")
+        assert flag.payload["player"] == 1
+        assert flag.payload["flag_ns"] == press.at_ns + 200 * MS  # from the stamps
+        assert t.hardware.sounder.wait_until_quiet(3)
+        assert Alert.FLAG in t.hardware.sounder.played
+    finally:
+        stop.set()
+        loop.join(timeout=3)
+        t.close()
+
+
+def test_full_mso_match_two_games_roles_reversed(table, drive, fake_time):
     """Game 1: Bob breaks Alice's code on row 6. Game 2 (roles reversed, a
-    fresh clock loaded from the arbiter menu's preset): Alice is flagged."""
-    hw = mso.hardware
-    t = fake_time.now
+    fresh clock, started by Bob's press): Alice is flagged."""
+    t, hw = table, table.hardware
+    program = t.program
+    now = fake_time.now
     drive.tap(MAKER)  # Alice (codemaker) starts Bob's clock
-    start = t
+    t.step()
+    start = now
+    t.secret("closed")  # the camera saw the code under the shield: rows judged exactly
+    guesses = [("red", "red", "green", "green"), ("blue", "blue", "yellow", "yellow"),
+               ("red", "blue", "white", "black"), ("green", "red", "yellow", "blue"),
+               ("red", "green", "yellow", "blue"), SECRET]
     breaker_used = maker_used = 0
-    for row in range(1, 7):
-        mso.row = row
-        t += 40 * S  # Bob places row `row`
-        fake_time.now = t
+    for row, guess in enumerate(guesses, start=1):
+        now += 40 * S  # Bob places row `row`
+        fake_time.now = now
         breaker_used += 40 * S
         assert hw.led_states == ("off", "on")
+        assert program.display_model().row == row
         drive.tap(BREAKER, bounces=3)
-        assert mso.view(t).on_move == 0
-        if row == 6:
-            break  # Bob's row 6 is the code: four black keys
-        t += 15 * S  # Alice marks it
-        fake_time.now = t
+        t.step()
+        assert t.running_seat(now) == 0
+        t.reading(row, "guess", guess)
+        now += 15 * S  # Alice marks it
+        fake_time.now = now
         maker_used += 15 * S
         assert hw.led_states == ("on", "off")
         drive.tap(MAKER, bounces=3)
-    # Solved: the table program stops the clock when the row is confirmed.
-    mso.stop(t + 2 * S)
-    view = mso.view()
-    assert view.finished and view.on_move is None and view.flags == ()
-    assert view.remaining_ns == (4 * MIN - maker_used - 2 * S, 8 * MIN - breaker_used)
+        t.step()
+        marks = score(SECRET, guess)
+        t.reading(row, "marks", guess, marks.black, marks.white)
+    # Solved: the game ended, its clock stopped, at the marks press of row 6.
+    assert t.flow.phase is Phase.REVEAL and t.running_seat() is None
+    assert program.display_model().banner == "OPEN THE SHIELD"
+    assert t.remaining() == (4 * MIN - maker_used, 8 * MIN - breaker_used)
     assert hw.led_states == ("off", "off")
-    assert t - start == breaker_used + maker_used
+    assert now - start == breaker_used + maker_used
+    left = t.remaining()
+    fake_time.advance_s(5)
     drive.tap(BREAKER)
-    assert mso.view().remaining_ns == view.remaining_ns  # nothing runs after the end
+    t.step()
+    assert t.remaining() == left  # nothing runs after the end
+    t.secret("open")  # the shield opens: game 1 is judged
+    assert t.flow.game.final and t.flow.game.verdict.attempts == 6
+    assert program.display_model().banner == "G1: 6 ATTEMPTS"
 
-    # Game 2: the arbiter loads the preset: open, to PRESET, enter it,
-    # step to game 2, load it.
-    mso.roles = (Role.CODEBREAKER, Role.CODEMAKER)
-    for step in ("long", "short", "short", "short", "long", "short", "long"):
-        fake_time.advance_s(1)
-        drive.press(ARB)
-        fake_time.advance_ms(1600 if step == "long" else 100)
-        hw.poll()
-        drive.release(ARB)
-    assert mso.journal[-1] == ControlEvent("preset", mso.journal[-1].at_ns, "MSO game 2")
-    for step in ("short", "short", "long"):  # PRESET -> MUTE -> BACK, close
-        fake_time.advance_s(1)
-        drive.press(ARB)
-        fake_time.advance_ms(1600 if step == "long" else 100)
-        hw.poll()
-        drive.release(ARB)
-    assert not mso.menu.is_open
-    assert mso.view().remaining_ns == (8 * MIN, 4 * MIN) and not mso.view().started
-    assert mso.message is None
-    # Bob, now codemaker, starts Alice's 8 minutes; she runs out of time.
+    # Game 2: roles reversed. Only the new codemaker (Bob) starts it.
+    fake_time.advance_s(30)
+    drive.tap(MAKER)
+    t.step()
+    assert t.flow.game.number == 1
     fake_time.advance_s(1)
-    drive.tap(BREAKER)
-    assert mso.view().on_move == 0
+    t_game2 = fake_time.now
+    drive.tap(BREAKER)  # Bob starts Alice's 8 minutes
+    t.step()
+    assert t.flow.game.number == 2 and t.running_seat() == 0
     assert hw.led_states == ("on", "off")
+    model = program.display_model(t_game2)
+    assert [p.role for p in model.players] == [Role.CODEBREAKER, Role.CODEMAKER]
+    assert [p.remaining_ns for p in model.players] == [8 * MIN, 4 * MIN]  # a fresh clock
     fake_time.advance_s(8 * 60 + 1)
-    mso.tick()
-    assert mso.view().flags == (0,)
-    assert mso.message.text == "TIMEOUT Alice"
-    assert played(mso)[-1] is Alert.FLAG
+    t.step()
+    assert [v["player"] for v in t.verdicts("flag")] == ["Alice"]
+    assert program.display_model().message.text == "FLAG Alice"
+    assert t.played()[-1] is Alert.FLAG
+    t.secret("open", ("orange", "white", "white", "black"))
+    assert t.flow.phase is Phase.MATCH_OVER
+    assert program.display_model().banner == "Alice 0 Bob 1 VP"
+    assert replay_journal(t.path).mismatches == ()
+

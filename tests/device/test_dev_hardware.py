@@ -36,7 +36,7 @@ def test_no_driver_imported_at_import_time():
     import sys
 
     code = (
-        "import sys, pegwatch.simulation.clock_device, pegwatch.device.hardware.gpio, pegwatch.device.hardware.pins, pegwatch.device.hardware.buzzer, "
+        "import sys, pegwatch.device.table.run, pegwatch.device.table.program, pegwatch.device.hardware.gpio, pegwatch.device.hardware.pins, pegwatch.device.hardware.buzzer, "
         "pegwatch.device.display.loop, pegwatch.device.display.devices, pegwatch.device.display.charlcd; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('gpiozero', 'luma', 'RPLCD', 'pygame', 'lgpio')))"
