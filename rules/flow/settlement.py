@@ -106,7 +106,7 @@ class Settlement(FlowCore):
             or g.ended_ns != row.marks_ns
         ):
             return []
-        verdict = judge_game(self.game_record(g), self.variant)
+        verdict = judge_game(self.game_record(g), self.variant, extra_colours="unjudged")
         if (g.end_reason is EndReason.MISMARK and verdict.mismarked_row == row_no
                 and not verdict.mismark_by_timeout) or (
                 g.end_reason is EndReason.SOLVED and verdict.solved_row == row_no):
@@ -134,7 +134,7 @@ class Settlement(FlowCore):
     def _judge(self, g: GameState) -> Outcome:
         """Judge the rows read so far; end the game on the board when it is over."""
         record = self.game_record(g)
-        verdict = judge_game(record, self.variant)
+        verdict = judge_game(record, self.variant, extra_colours="unjudged")
         g.verdict = verdict
         verdicts: list[dict[str, Any]] = []
         lines: list[str] = []
@@ -207,7 +207,7 @@ class Settlement(FlowCore):
             return Outcome(lines=(f"game {g.number}: waiting for row {pending[0]} before the result",))
         g.final = True
         record = self.game_record(g)
-        verdict = judge_game(record, self.variant)
+        verdict = judge_game(record, self.variant, extra_colours="unjudged")
         g.verdict = verdict
         self.phase = Phase.GAME_OVER
         maker, breaker = self.players[g.codemaker], self.players[g.codebreaker]
@@ -215,7 +215,7 @@ class Settlement(FlowCore):
                  + (f"; {maker} loses {verdict.codemaker_penalty_vp} VP" if verdict.codemaker_penalty_vp else "")]
         verdicts = [self._verdict("game", g, verdict=verdict.to_json())]
         if len([x for x in self.games if x.final]) >= self.variant.games_per_match:
-            mv = judge_match(self.match_record(), self.variant)
+            mv = judge_match(self.match_record(), self.variant, extra_colours="unjudged")
             self.match_verdict = mv
             self.phase = Phase.MATCH_OVER
             match: dict[str, Any] = {"what": "match", "vp": mv.vp, "attempts": mv.attempts,

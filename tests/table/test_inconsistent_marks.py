@@ -22,6 +22,7 @@ from __future__ import annotations
 from flow_script import FlowScript
 
 from pegwatch.device.table.program import TableProgram, replay_journal
+from pegwatch.rules.codes import score
 from pegwatch.rules.flow import Phase
 from pegwatch.simulation.demo import VirtualClock
 
@@ -91,3 +92,23 @@ def test_the_table_journals_it_shows_it_and_replays_it(tmp_path):
     result = replay_journal(tmp_path / "j.sqlite")
     assert result.mismatches == ()
     assert [v["what"] for v in result.verdicts].count("inconsistent") == 1
+
+
+def test_more_colours_than_the_set_has_is_never_judged_and_never_crashes_the_table():
+    """mso has 8 colours; nine names on the board (a misread or a stray peg
+    set) make the marks unjudgeable, not a mis-mark and not a crash."""
+    s = FlowScript()
+    s.ev("press", player=0)
+    s.ev("reading", **_secret("closed", status="hidden"))
+    rows = (("red", "green", "blue", "yellow"), ("orange", "pink", "white", "black"),
+            ("brown", "red", "green", "blue"))
+    for number, guess in enumerate(rows, start=1):
+        s.ev("press", player=1)
+        s.ev("reading", **_reading(1, number, "guess", guess))
+        s.ev("press", player=0)
+        marks = score(SECRET, guess) if "brown" not in guess else (0, 0)
+        s.ev("reading", **_reading(1, number, "marks", guess, tuple(marks)))
+    whats = [v["what"] for v in s.verdicts]
+    assert "mismark" not in whats and "inconsistent" not in whats
+    assert "illegal" in whats
+    assert s.flow.games[0].verdict is not None and not s.flow.games[0].verdict.final
