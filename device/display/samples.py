@@ -1,9 +1,10 @@
 """One sample model per display state: the goldens, the docs and demos.
 
 Each sample shows what a real device shows: the match table's texts and
-severities (``device/table.py`` ``TableProgram._message`` and ``_banner``),
-and for the bare clock's own states (the Mensa four-player face) the bare
-clock's (``device/clock_device.py``).
+severities (``device/table/program.py`` ``TableProgram._message`` and
+``_banner``). One sample, the Mensa four-player face, is no table program's
+(the table runs Mastermind matches only): it shows the display's layout for
+four players.
 
 ``python -m pegwatch.device.display.samples DIR`` writes ``display-<name>.png`` for
 each state into *DIR* (4x, white on a dark blue-black, like an OLED), which

@@ -11,15 +11,13 @@ The patterns (beep lengths from ``short_beep_ms`` and ``long_beep_ms``):
   ``low_time_warnings_s`` threshold;
 * **alert** -- two short beeps when something needs a person: a mis-mark
   verdict, marks no code fits, a row or the secret to check (CHECK ROW), an
-  illegal guess, the camera gone, the journal's alarm (disk full), a
-  clock message of alarm severity;
+  illegal guess, the camera gone, the journal's alarm (disk full);
 * **flag** -- three long beeps when a player's time runs out.
 
-Which low-time warnings are due is decided in one place,
-:class:`LowTimeWarnings`, used by the bare clock
-(:class:`pegwatch.simulation.clock_device.TableClockDevice`) and by the match table
-(:class:`pegwatch.device.table.program.TableProgram`): a pure function of two readings of
-the clock, so it does not matter how often they are taken.
+Which low-time warnings are due is decided by :class:`LowTimeWarnings`,
+used by the match table (:class:`pegwatch.device.table.program.TableProgram`):
+a pure function of two readings of the clock, so it does not matter how
+often they are taken.
 """
 
 from __future__ import annotations

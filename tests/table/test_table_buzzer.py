@@ -26,9 +26,8 @@ from pegwatch.device.table.journal import Journal
 from pegwatch.device.table.program import TableProgram, replay_journal
 from pegwatch.device.table.run import ArbiterButton
 from pegwatch.rules.clock.controls import TimeControl
-from pegwatch.rules.clock.engine import Clock, ClockEvent
+from pegwatch.rules.clock.engine import Clock
 from pegwatch.rules.match_flow import MatchFlow, Phase
-from pegwatch.simulation.clock_device import TableClockDevice
 from pegwatch.simulation.demo import VirtualClock
 
 S = 1_000_000_000
@@ -430,37 +429,6 @@ def test_an_alert_waiting_to_play_is_not_queued_twice():
 
 
 # -- the shared rule: which warnings are due --------------------------------------
-
-
-def test_the_bare_clock_uses_the_same_rule():
-    """TableClockDevice: a Fischer increment does not re-arm a warning, an
-    arbiter adjustment does; each sounds once."""
-    factory = MockFactory(pin_class=MockPWMPin)
-    clock = VirtualClock()
-    hardware = TableHardware(PINS, pin_factory=factory, buzzer=QUICK, now_ns=clock, watch=False)
-    fischer = TimeControl.fischer(60 * S, 5 * S)
-    device = TableClockDevice(hardware, Clock((fischer, fischer)), now_ns=clock, watch=False)
-    try:
-        device.start(0)
-        clock.advance(32 * S)  # 28 s left
-        device.tick()
-        device.tick()
-        device.emit(ClockEvent("press", clock(), 0))  # +5 s: 33 s
-        device.emit(ClockEvent("press", clock.advance(S), 1))
-        clock.advance(5 * S)  # 28 s again
-        device.tick()
-        assert hardware.sounder.wait_until_quiet(5)
-        assert hardware.sounder.played == [Alert.LOW_TIME]
-        device.emit(ClockEvent("adjust", clock(), 0, remaining_ns=40 * S))
-        clock.advance(11 * S)
-        device.tick()
-        assert hardware.sounder.wait_until_quiet(5)
-        assert hardware.sounder.played == [Alert.LOW_TIME, Alert.LOW_TIME]
-        pin = factory.pin(PINS.buzzer)
-        assert sum(1 for s in pin.states[1:] if s.state) == 2
-    finally:
-        device.close()
-        factory.close()
 
 
 def test_low_time_warnings_cross_from_above_to_at_or_below():
