@@ -20,9 +20,11 @@ from typing import Any
 
 from pegwatch.rules.codes import UNREAD, Code, Feedback, is_read
 from pegwatch.rules.errors import BadInput
+from pegwatch.rules.textfile import MIB, parse_json
 from pegwatch.rules.variants import Scoring, UnknownVariantError, Variant, get_variant
 
 __all__ = [
+    "MAX_RECORD_BYTES",
     "GameRecord",
     "MatchRecord",
     "RecordError",
@@ -31,6 +33,10 @@ __all__ = [
     "load_record",
     "parse_record",
 ]
+
+
+#: Records larger than this are refused before they are parsed (a match is a few KiB).
+MAX_RECORD_BYTES = 10 * MIB
 
 
 class RecordError(BadInput):
@@ -186,7 +192,9 @@ class _Parser:
         black_given = d.get("black") is not None
         white_given = d.get("white") is not None
         marks: Feedback | None = None
-        unread = {d.get("black"), d.get("white")} & UNREAD
+        # Only strings can be the camera's words; a list or an object here is
+        # a shape error reported below, never a crash on hashing it.
+        unread = {v for v in (d.get("black"), d.get("white")) if isinstance(v, str)} & UNREAD
         if unread:
             # The key pegs are there but the camera could not count them:
             # "unknown"/"occluded" in both places, never one count and one doubt.
@@ -321,9 +329,10 @@ def load_record(
     source: str,
     variants: Mapping[str, Variant] | None = None,
 ) -> GameRecord | MatchRecord:
-    """Parse record JSON text; malformed JSON is reported with line:column."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RecordError(f"{source}:{exc.lineno}:{exc.colno}: malformed JSON: {exc.msg}") from None
+    """Parse record JSON text; malformed JSON is reported with line:column.
+
+    Too deep nesting, integers beyond 64 bits, ``NaN`` and the like are
+    refused too (see :mod:`pegwatch.rules.textfile`), naming ``source``.
+    """
+    data = parse_json(text, source=source, error=RecordError)
     return parse_record(data, source=source, variants=variants)

@@ -8,7 +8,6 @@ with :func:`load_variants` (the CLI takes it as ``--variants FILE``).
 from __future__ import annotations
 
 import logging
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -18,6 +17,7 @@ from pathlib import Path
 
 from pegwatch.rules.codes import EMPTY
 from pegwatch.rules.errors import BadInput
+from pegwatch.rules.textfile import MIB, parse_toml, read_text
 
 __all__ = [
     "Scoring",
@@ -96,6 +96,9 @@ class Variant:
             "mismark_bonus_points": self.mismark_bonus_points,
         }
 
+
+#: A presets file larger than this is refused before it is parsed.
+MAX_PRESET_FILE_BYTES = 1 * MIB
 
 _INT_KEYS = {
     "colours": (1, 254),
@@ -191,17 +194,14 @@ def _variant_from_table(name: str, table: object, where: str) -> Variant:
 
 def parse_variants(text: str, *, source: str = "variants.toml") -> dict[str, Variant]:
     """Parse TOML text holding one ``[name]`` table per preset."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise VariantError(f"{source}: malformed TOML: {exc}") from None
+    data = parse_toml(text, source=source, error=VariantError, syntax="malformed TOML")
     return {name: _variant_from_table(name, table, source) for name, table in data.items()}
 
 
 def load_variants(path: str | Path) -> dict[str, Variant]:
     """Read an arbiter's own preset file; pass the result to :func:`get_variant`."""
-    path = Path(path)
-    return parse_variants(path.read_text(encoding="utf-8"), source=str(path))
+    text = read_text(path, limit=MAX_PRESET_FILE_BYTES, what="a TOML presets file", error=VariantError)
+    return parse_variants(text, source=str(path))
 
 
 @cache

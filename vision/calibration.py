@@ -34,9 +34,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.rules.errors import BadInput
+from pegwatch.rules.errors import BadInput, PegwatchError
+from pegwatch.rules.textfile import MIB, parse_json, read_text
 from pegwatch.vision.colour import ColourModel, ColourModelError
-from pegwatch.vision.profile import BoardProfile, load_profile
+from pegwatch.vision.profile import BoardProfile, ProfileError, load_profile
 from pegwatch.vision.reading import EMPTY, BoardReading
 from pegwatch.vision.sampler import BoardSampler
 
@@ -45,6 +46,15 @@ logger = logging.getLogger(__name__)
 FORMAT_VERSION = 1
 SHIELD = "shield"
 METHODS = ("markers", "corners", "best-effort")
+#: A calibration file larger than this is refused before it is parsed (one is ~20 KiB).
+MAX_CALIBRATION_BYTES = 1 * MIB
+#: Pixel coordinates and image sizes in a calibration are within this.
+_MAX_PX = 100_000
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 class CalibrationError(BadInput):
@@ -64,6 +74,8 @@ class Calibration:
     code_model: ColourModel
     key_model: ColourModel
     image_size: tuple[int, int] | None = None
+    #: The file it was loaded from ("" when made in code), for messages.
+    source: str = ""
 
     def localiser(self, profile: BoardProfile) -> Any:
         """A fresh localiser of the calibrated kind for ``profile``."""
@@ -99,59 +111,93 @@ class Calibration:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, where: str = "calibration") -> Calibration:
-        """Parse :meth:`to_dict`'s form; errors name ``where`` and the key."""
+        """Parse :meth:`to_dict`'s form; errors name ``where`` and the key.
+
+        Every value is checked here (finite numbers in range, the colour
+        models' shapes against the reader's features, the corners
+        reference), so a file that loads can be read with.
+        """
         if not isinstance(data, Mapping) or data.get("format") != "pegwatch-calibration":
             raise CalibrationError(f"{where}: not a pegwatch calibration file (no \"format\": \"pegwatch-calibration\")")
-        key = "?"
+
+        def bad(key: str, why: str) -> CalibrationError:
+            return CalibrationError(f"{where}: {key}: {why}")
+
+        def number(value: object, key: str, low: float, high: float) -> float:
+            if value is None:
+                raise bad(key, "missing")
+            if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+                raise bad(key, f"{_short(value)} is not a number in {low:g}..{high:g}")
+            return float(value)
+
+        version = data.get("version")
+        if version != FORMAT_VERSION or isinstance(version, bool):
+            raise bad("version", f"{_short(version)} is not {FORMAT_VERSION}")
+        profile = data.get("profile")
+        if not isinstance(profile, str) or not profile.strip():
+            raise bad("profile", f"{_short(profile)} is not a board profile name or path")
+        loc = data.get("localisation")
+        if loc is None:
+            raise bad("localisation.method", "missing")
+        if not isinstance(loc, Mapping):
+            raise bad("localisation", f"{_short(loc)} is not an object")
+        method = loc.get("method")
+        if method is None:
+            raise bad("localisation.method", "missing")
+        if not isinstance(method, str) or method not in METHODS:
+            raise bad("localisation.method", f"{_short(method)} is not one of {', '.join(METHODS)}")
+        raw_corners = loc.get("corners_px")
+        corners = None
+        if raw_corners is not None:
+            if not isinstance(raw_corners, list) or len(raw_corners) != 4:
+                raise bad("localisation.corners_px", f"needs 4 corners [x, y], got {_short(raw_corners)}")
+            points: list[tuple[float, float]] = []
+            for i, c in enumerate(raw_corners):
+                if not isinstance(c, list) or len(c) != 2:
+                    raise bad(f"localisation.corners_px[{i}]", f"{_short(c)} is not a point [x, y]")
+                key = f"localisation.corners_px[{i}]"
+                points.append((number(c[0], key, -_MAX_PX, _MAX_PX), number(c[1], key, -_MAX_PX, _MAX_PX)))
+            corners = tuple(points)
+        if method == "corners" and corners is None:
+            raise bad("localisation.corners_px", "the corners method needs 4 corners")
+        reference = loc.get("reference")
         try:
-            key = "version"
-            if int(data["version"]) != FORMAT_VERSION:
-                raise CalibrationError(f"{where}: version {data['version']} is not {FORMAT_VERSION}")
-            key = "profile"
-            profile = str(data["profile"])
-            key = "localisation.method"
-            loc = data["localisation"]
-            method = str(loc["method"])
-            if method not in METHODS:
-                raise CalibrationError(f"{where}: {key}: {method!r} is not one of {', '.join(METHODS)}")
-            key = "localisation.corners_px"
-            raw_corners = loc.get("corners_px")
-            corners = None
-            if raw_corners is not None:
-                corners = tuple((float(x), float(y)) for x, y in raw_corners)
-                if len(corners) != 4:
-                    raise CalibrationError(f"{where}: {key}: needs 4 corners, has {len(corners)}")
-            key = "px_per_mm"
-            ppm = float(data["px_per_mm"])
-            if not 0.5 <= ppm <= 20:
-                raise CalibrationError(f"{where}: {key}: {ppm} is not in 0.5..20")
-            key = "plastic_linear_bgr"
-            pl = tuple(float(v) for v in data["plastic_linear_bgr"])
-            if len(pl) != 3 or min(pl) <= 0:
-                raise CalibrationError(f"{where}: {key}: needs three positive numbers")
-            key = "image_size"
-            size = data.get("image_size")
-            image_size = None if size is None else (int(size[0]), int(size[1]))
-            key = "code_model"
-            code = ColourModel.from_dict(data["code_model"], where=f"{where}: code_model")
-            key = "key_model"
-            keys = ColourModel.from_dict(data["key_model"], where=f"{where}: key_model")
-        except CalibrationError:
-            raise
-        except ColourModelError as exc:
-            raise CalibrationError(str(exc)) from None
-        except (KeyError, TypeError, ValueError) as exc:
-            raise CalibrationError(f"{where}: {key}: missing or malformed ({exc!s})") from None
+            _reference_in(reference)
+        except (PegwatchError, KeyError, TypeError, ValueError, OverflowError) as exc:
+            raise bad("localisation.reference", f"malformed ({exc})") from None
+        ppm = number(data.get("px_per_mm"), "px_per_mm", 0.5, 20)
+        pl_raw = data.get("plastic_linear_bgr")
+        if not isinstance(pl_raw, list) or len(pl_raw) != 3:
+            raise bad("plastic_linear_bgr", f"{_short(pl_raw)} is not three positive numbers")
+        pl = tuple(number(v, f"plastic_linear_bgr[{i}]", 1e-6, 10.0) for i, v in enumerate(pl_raw))
+        size = data.get("image_size")
+        image_size = None
+        if size is not None:
+            if not isinstance(size, list) or len(size) != 2 or not all(
+                isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= _MAX_PX for v in size
+            ):
+                raise bad("image_size", f"{_short(size)} is not [width, height] in pixels")
+            image_size = (int(size[0]), int(size[1]))
+        models: list[ColourModel] = []
+        for key, dims in (("code_model", len(CODE_FLOOR)), ("key_model", len(KEY_FLOOR))):
+            try:
+                model = ColourModel.from_dict(data.get(key), where=f"{where}: {key}")  # type: ignore[arg-type]
+            except ColourModelError as exc:
+                raise CalibrationError(str(exc)) from None
+            if model.dims != dims:
+                raise bad(key, f"has {model.dims} features per class; the reader measures {dims}")
+            models.append(model)
         return cls(
             profile=profile,
-            method=method,
+            method=str(method),
             corners_px=corners,
-            reference=loc.get("reference"),
+            reference=reference,
             px_per_mm=ppm,
             plastic_linear=(pl[0], pl[1], pl[2]),
-            code_model=code,
-            key_model=keys,
+            code_model=models[0],
+            key_model=models[1],
             image_size=image_size,
+            source=where,
         )
 
     def save(self, path: str | Path) -> None:
@@ -162,21 +208,20 @@ class Calibration:
     def load(cls, path: str | Path) -> Calibration:
         """Read a calibration file; a bad file is a :class:`CalibrationError` naming it."""
         p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise CalibrationError(f"{p}: calibration file not found") from None
-        except UnicodeDecodeError:
-            raise CalibrationError(f"{p}: not a text (JSON) file") from None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise CalibrationError(f"{p}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        if not p.exists():
+            raise CalibrationError(f"{p}: calibration file not found")
+        text = read_text(p, limit=MAX_CALIBRATION_BYTES, what="a JSON calibration file", error=CalibrationError)
+        data = parse_json(text, source=str(p), error=CalibrationError, syntax="not valid JSON")
         return cls.from_dict(data, where=str(p))
 
     def load_profile(self) -> BoardProfile:
-        """The board profile this calibration was made for."""
-        return load_profile(self.profile)
+        """The board profile this calibration was made for; a fault names the calibration's file."""
+        try:
+            return load_profile(self.profile)
+        except ProfileError as exc:
+            if not self.source:
+                raise
+            raise CalibrationError(f"{self.source}: profile: {exc}") from None
 
 
 def _reference_out(ref: Any) -> Any:

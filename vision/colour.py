@@ -49,6 +49,12 @@ _CHI2_3 = {1e-2: 11.345, 1e-3: 16.266, 1e-4: 21.108, 1e-5: 25.902, 1e-6: 30.664}
 DEFAULT_FLOOR_SIGMA = (3.0, 2.5, 2.5)
 
 
+#: Loading a model: features (CIELAB, a dark fraction) are within this of 0.
+_MAX_FEATURE = 1000.0
+#: Loading a model: a covariance's eigenvalues are above this.
+_MIN_VARIANCE = 1e-9
+
+
 class ColourModelError(BadInput):
     """A colour model cannot be built or loaded."""
 
@@ -382,14 +388,59 @@ class ColourModel:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, where: str = "colour model") -> ColourModel:
         """Inverse of :meth:`to_dict`; errors name ``where`` and the key."""
+        def bad(key: str, why: str) -> ColourModelError:
+            return ColourModelError(f"{where}: {key}: {why}")
+
+        if not isinstance(data, Mapping):
+            raise ColourModelError(f"{where}: expected an object with \"classes\"")
+        classes = data.get("classes")
+        if not isinstance(classes, list) or not classes or len(classes) > 64:
+            raise bad("classes", "expected a list of 1..64 classes")
+        names: list[str] = []
+        for i, c in enumerate(classes):
+            if not isinstance(c, Mapping):
+                raise bad(f"classes[{i}]", "expected an object")
+            name = c.get("name")
+            if not isinstance(name, str) or not name:
+                raise bad(f"classes[{i}].name", "expected a colour name")
+            names.append(name)
+        if len(set(names)) != len(names):
+            raise bad("classes", "class names repeat")
         try:
-            classes = data["classes"]
-            names = tuple(str(c["name"]) for c in classes)
             means = np.array([c["mean_lab"] for c in classes], dtype=np.float64)
             covs = np.array([c["covariance"] for c in classes], dtype=np.float64)
-            counts = tuple(int(c.get("samples", 1)) for c in classes)
-            alpha = float(data.get("reject_alpha", 1e-4))
-            post = float(data.get("min_posterior", 0.99))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ColourModelError(f"{where}: malformed colour model ({exc!s})") from None
-        return cls(names, means, covs, counts, reject_alpha=alpha, min_posterior=post)
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
+            raise bad("classes", f"malformed: mean_lab and covariance must be numbers, one per feature ({exc!s})") from None
+        k = len(names)
+        if means.ndim != 2 or means.shape[0] != k or not 1 <= means.shape[1] <= 16:
+            raise bad("classes", f"mean_lab must be a list of 1..16 numbers in every class, got shape {means.shape}")
+        d = means.shape[1]
+        if covs.shape != (k, d, d):
+            raise bad("classes", f"covariance must be a {d}x{d} matrix in every class, got shape {covs.shape}")
+        if not np.all(np.abs(means) <= _MAX_FEATURE):
+            raise bad("classes", f"a mean_lab value is not a number within ±{_MAX_FEATURE:g}")
+        if not np.all(np.abs(covs) <= _MAX_FEATURE**2):
+            raise bad("classes", f"a covariance value is not a number within ±{_MAX_FEATURE**2:g}")
+        if not np.allclose(covs, np.swapaxes(covs, 1, 2), rtol=1e-6, atol=1e-6):
+            raise bad("classes", "a covariance matrix is not symmetric")
+        if np.any(np.linalg.eigvalsh(covs) <= _MIN_VARIANCE):
+            raise bad("classes", "a covariance matrix is not positive definite")
+        counts: list[int] = []
+        for i, c in enumerate(classes):
+            n = c.get("samples", 1)
+            if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+                raise bad(f"classes[{i}].samples", f"expected a count, got {n!r}"[:120])
+            counts.append(n)
+        alpha = data.get("reject_alpha", 1e-4)
+        if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 1e-12 <= alpha <= 0.5:
+            raise bad("reject_alpha", f"expected a probability 1e-12..0.5, got {alpha!r}"[:120])
+        post = data.get("min_posterior", 0.99)
+        if isinstance(post, bool) or not isinstance(post, int | float) or not 0.5 <= post <= 1:
+            raise bad("min_posterior", f"expected a probability 0.5..1, got {post!r}"[:120])
+        try:
+            return cls(
+                tuple(names), means, covs, tuple(counts),
+                reject_alpha=float(alpha), min_posterior=float(post),
+            )
+        except ColourModelError as exc:
+            raise ColourModelError(f"{where}: {exc}") from None

@@ -177,11 +177,27 @@ def render_sheet(profile: BoardProfile, *, dpi: int = 300, page_mm: tuple[float,
 
     if not 72 <= dpi <= 1200:
         raise MarkerError(f"--dpi {dpi} is not in 72..1200")
-    if not profile.markers:
-        raise MarkerError(f"board profile {profile.name} has no markers")
 
     def px(mm: float) -> int:
         return round(mm / MM_PER_INCH * dpi)
+
+    # Faults of the profile name its file (or its name when made in code) and key.
+    where = profile.source or profile.name
+    if not profile.markers:
+        raise MarkerError(f"{where}: markers: board profile {profile.name} has no markers")
+    try:
+        get_dictionary(profile.aruco_dictionary)
+    except MarkerError as exc:
+        raise MarkerError(f"{where}: aruco_dictionary: {exc}") from None
+    for i, m in enumerate(profile.markers):
+        try:
+            _marker_bits(profile.aruco_dictionary, m.id)
+        except MarkerError as exc:
+            raise MarkerError(f"{where}: markers[{i}].id: {exc}") from None
+        if px(m.size_mm) < 8:
+            raise MarkerError(
+                f"{where}: markers[{i}].size_mm: {m.size_mm:g} mm is too small to print at {dpi} dpi"
+            )
 
     page = Image.new("L", (px(page_mm[0]), px(page_mm[1])), 255)
     draw = ImageDraw.Draw(page)
@@ -209,7 +225,7 @@ def render_sheet(profile: BoardProfile, *, dpi: int = 300, page_mm: tuple[float,
             y += row_h + 16.0
             row_h = 0.0
         if y + cell + 10 > page_mm[1] - margin - 20:
-            raise MarkerError(f"the markers of {profile.name} do not fit on one page")
+            raise MarkerError(f"{where}: markers: the markers of {profile.name} do not fit on one page")
         img = marker_image(profile.aruco_dictionary, m.id, px(m.size_mm))
         page.paste(Image.fromarray(img), (px(x + quiet), px(y + quiet)))
         # A thin cutting outline around the quiet zone.

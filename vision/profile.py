@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import math
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -24,10 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from pegwatch.rules.errors import BadInput
+from pegwatch.rules.textfile import MIB, parse_toml, read_text
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_PROFILE = "invicta-12x4"
+
+#: A profile file larger than this is refused before it is parsed (the shipped ones are ~2 KiB).
+MAX_PROFILE_BYTES = 1 * MIB
+#: Every length in a profile (a coordinate, a size, an offset) is within this many mm of 0.
+MAX_MM = 10_000.0
 
 KEY_LAYOUTS: Mapping[str, int] = {"2x2": 4, "1x4": 4, "1x5": 5}
 """Allowed key-hole layouts and the number of key holes each has."""
@@ -199,14 +204,24 @@ def load_profile(name_or_path: str = DEFAULT_PROFILE) -> BoardProfile:
         path = boards_dir() / f"{name_or_path}.toml"
         if not path.is_file():
             known = ", ".join(profile_names()) or "none"
-            raise ProfileError(f"board profile {name_or_path!r} not found in {boards_dir()} (known: {known})")
+            raise ProfileError(f"board profile {_short(name_or_path)} not found in {boards_dir()} (known: {known})")
     if not path.is_file():
         raise ProfileError(f"{path}: board profile file not found")
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ProfileError(f"{path}: not valid TOML: {exc}") from None
+    text = read_text(path, limit=MAX_PROFILE_BYTES, what="a TOML board profile", error=ProfileError)
+    data = parse_toml(text, source=str(path), error=ProfileError)
     return profile_from_dict(data, source=str(path), default_name=path.stem)
+
+
+def _is_length(v: object) -> bool:
+    """A finite number of millimetres within ±:data:`MAX_MM` (never converts a huge int)."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return False
+    return -MAX_MM <= v <= MAX_MM  # False for NaN, inf and huge ints alike
+
+
+def _short(v: object) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 class _Reader:
@@ -230,48 +245,44 @@ class _Reader:
     def str_(self, key: str, default: Any = ...) -> str:
         v = self.get(key, default)
         if not isinstance(v, str) or not v:
-            raise self.fail(key, f"{v!r} is not a non-empty string")
+            raise self.fail(key, f"{_short(v)} is not a non-empty string")
         return v
 
     def int_(self, key: str, lo: int, hi: int) -> int:
         v = self.get(key)
         if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-            raise self.fail(key, f"{v!r} is not an integer in {lo}..{hi}")
+            raise self.fail(key, f"{_short(v)} is not an integer in {lo}..{hi}")
         return v
 
     def float_(self, key: str, default: Any = ..., *, positive: bool = True) -> float:
         v = self.get(key, default)
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-            raise self.fail(key, f"{v!r} is not a number")
+        if not _is_length(v):
+            raise self.fail(key, f"{_short(v)} is not a number of mm within ±{MAX_MM:g}")
         if positive and v <= 0:
             raise self.fail(key, f"{v!r} must be > 0")
         return float(v)
 
     def point(self, key: str, default: Any = ..., value: Any = ...) -> Point:
         v = self.get(key, default) if value is ... else value
-        if (
-            not isinstance(v, list | tuple)
-            or len(v) != 2
-            or not all(isinstance(c, int | float) and not isinstance(c, bool) for c in v)
-        ):
-            raise self.fail(key, f"{v!r} is not a pair of numbers [x, y]")
+        if not isinstance(v, list | tuple) or len(v) != 2 or not all(_is_length(c) for c in v):
+            raise self.fail(key, f"{_short(v)} is not a pair of numbers [x, y] (mm within ±{MAX_MM:g})")
         return (float(v[0]), float(v[1]))
 
     def points(self, key: str) -> tuple[Point, ...]:
         v = self.get(key)
         if not isinstance(v, list) or not v:
-            raise self.fail(key, f"{v!r} is not a list of [x, y] pairs")
+            raise self.fail(key, f"{_short(v)} is not a list of [x, y] pairs")
         return tuple(self.point(f"{key}[{i}]", value=p) for i, p in enumerate(v))
 
     def rect(self, key: str, value: Any) -> Rect:
         if (
             not isinstance(value, list | tuple)
             or len(value) != 4
-            or not all(isinstance(c, int | float) and not isinstance(c, bool) for c in value)
+            or not all(_is_length(c) for c in value)
             or value[2] <= 0
             or value[3] <= 0
         ):
-            raise self.fail(key, f"{value!r} is not a rectangle [x, y, w, h] with w, h > 0")
+            raise self.fail(key, f"{_short(value)} is not a rectangle [x, y, w, h] with w, h > 0 (mm)")
         return (float(value[0]), float(value[1]), float(value[2]), float(value[3]))
 
     def rgb(self, key: str, default: tuple[int, int, int]) -> tuple[int, int, int]:
@@ -281,7 +292,7 @@ class _Reader:
             or len(v) != 3
             or not all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= 255 for c in v)
         ):
-            raise self.fail(key, f"{v!r} is not an sRGB triple [r, g, b] of 0..255")
+            raise self.fail(key, f"{_short(v)} is not an sRGB triple [r, g, b] of 0..255")
         return (int(v[0]), int(v[1]), int(v[2]))
 
 
@@ -294,7 +305,7 @@ def profile_from_dict(data: Mapping[str, Any], *, source: str = "<profile>", def
     holes = r.int_("holes", 2, 8)
     key_layout = r.str_("key_layout")
     if key_layout not in KEY_LAYOUTS:
-        raise r.fail("key_layout", f"{key_layout!r} is not one of {', '.join(KEY_LAYOUTS)}")
+        raise r.fail("key_layout", f"{_short(key_layout)} is not one of {', '.join(KEY_LAYOUTS)}")
     size = r.point("size_mm")
     if size[0] <= 0 or size[1] <= 0:
         raise r.fail("size_mm", f"{list(size)} must be positive")
@@ -306,7 +317,7 @@ def profile_from_dict(data: Mapping[str, Any], *, source: str = "<profile>", def
         or len(palette_raw) < 2
         or not all(isinstance(c, str) and c for c in palette_raw)
     ):
-        raise r.fail("palette", f"{palette_raw!r} is not a list of at least two colour names")
+        raise r.fail("palette", f"{_short(palette_raw)} is not a list of at least two colour names")
     palette = tuple(c.strip().lower() for c in palette_raw)
     if len(set(palette)) != len(palette):
         raise r.fail("palette", "colour names repeat")
@@ -315,16 +326,16 @@ def profile_from_dict(data: Mapping[str, Any], *, source: str = "<profile>", def
             raise r.fail("palette", f"{reserved!r} is reserved and cannot be a colour")
     blanks = r.get("blanks", False)
     if not isinstance(blanks, bool):
-        raise r.fail("blanks", f"{blanks!r} is not true or false")
+        raise r.fail("blanks", f"{_short(blanks)} is not true or false")
     right_place = r.str_("right_place_key", "black").lower()
     if right_place not in ("black", "red"):
-        raise r.fail("right_place_key", f"{right_place!r} is not 'black' or 'red'")
+        raise r.fail("right_place_key", f"{_short(right_place)} is not 'black' or 'red'")
     right_colour = r.str_("right_colour_key", "white").lower()
     if right_colour == right_place:
         raise r.fail("right_colour_key", "must differ from right_place_key")
     dictionary = r.str_("aruco_dictionary", "DICT_4X4_50")
     if not dictionary.startswith("DICT_"):
-        raise r.fail("aruco_dictionary", f"{dictionary!r} is not an OpenCV ArUco dictionary name like DICT_4X4_50")
+        raise r.fail("aruco_dictionary", f"{_short(dictionary)} is not an OpenCV ArUco dictionary name like DICT_4X4_50")
 
     g = _Reader(r.get("geometry"), source, "geometry.")
     if not isinstance(g.data, Mapping):

@@ -39,6 +39,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: An error line longer than this is cut (a value quoted from a file may be huge).
+MAX_MESSAGE = 1000
+
+
+def one_line(message: str) -> str:
+    """``message`` as one printable line: control characters escaped, unpaired
+    surrogates spelt out, cut at :data:`MAX_MESSAGE` characters."""
+    text = "".join(
+        ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode("ascii")
+        for ch in message
+    )
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 3] + "..."
+
+
+def _say(message: str) -> None:
+    """Print one error line on standard error, whatever it holds."""
+    line = one_line(message)
+    try:
+        print(line, file=sys.stderr)
+    except UnicodeEncodeError:  # a terminal that cannot show it: plain ASCII then
+        print(line.encode("ascii", "backslashreplace").decode("ascii"), file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -54,11 +78,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args)
     except DeviceFault as exc:
         # A part failed (camera, disk, ...): one line, and a status that is not "your input".
-        print(f"pegwatch {args.command}: {exc}", file=sys.stderr)
+        _say(f"pegwatch {args.command}: {exc}")
         return 1
     except PegwatchError as exc:
         # Bad input gets one line naming what and where, never a traceback.
-        print(f"pegwatch {args.command}: {exc}", file=sys.stderr)
+        _say(f"pegwatch {args.command}: {exc}")
         return 2
     except BrokenPipeError:
         # The reader went away (`pegwatch judge x.json | head`): not an error.
@@ -66,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except OSError as exc:
         where = f" {exc.filename}" if exc.filename else ""
-        print(f"pegwatch {args.command}:{where}: {exc.strerror or exc}", file=sys.stderr)
+        _say(f"pegwatch {args.command}:{where}: {exc.strerror or exc}")
         return 2
     except KeyboardInterrupt:
         return 130

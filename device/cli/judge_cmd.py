@@ -13,8 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -50,15 +48,16 @@ def run(args: argparse.Namespace) -> int:
     """Judge ``args.file``; print the verdict; return the exit status."""
     # Imported here so that `pegwatch --help` does not load numpy.
     from pegwatch.rules.judge import judge_game, judge_match
-    from pegwatch.rules.record import MatchRecord, RecordError, load_record
+    from pegwatch.rules.record import MAX_RECORD_BYTES, MatchRecord, RecordError, load_record
+    from pegwatch.rules.textfile import read_stdin_text, read_text
     from pegwatch.rules.variants import get_variant, load_variants
 
     extra = load_variants(args.variants) if args.variants else None
     source = "<stdin>" if args.file == "-" else args.file
-    try:
-        text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise RecordError(f"{source}: not UTF-8 text (byte {exc.start}); expected JSON") from None
+    if args.file == "-":
+        text = read_stdin_text(limit=MAX_RECORD_BYTES, what="a JSON record", error=RecordError)
+    else:
+        text = read_text(args.file, limit=MAX_RECORD_BYTES, what="a JSON record", error=RecordError)
     record = load_record(text, source=source, variants=extra)
     variant = get_variant(record.rules, extra)
     if isinstance(record, MatchRecord):

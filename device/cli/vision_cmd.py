@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pegwatch.rules.errors import BadInput
+from pegwatch.rules.errors import BadInput, PegwatchError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -75,28 +75,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def load_image(path: str) -> NDArray[np.uint8]:
-    """Read an image file as BGR; a clear error when it is missing or unreadable."""
-    import cv2
-    import numpy as np
+    """Read an image file as BGR; a clear error naming it when it is missing or unreadable."""
+    from pegwatch.vision.sources import read_image
 
-    p = Path(path)
-    if not p.is_file():
-        raise VisionInputError(f"{path}: image file not found")
-    img = cv2.imread(str(p), cv2.IMREAD_COLOR)
-    if img is None:
-        raise VisionInputError(f"{path}: not a readable image")
-    out: NDArray[np.uint8] = np.asarray(img, dtype=np.uint8)
-    return out
+    return read_image(path)
 
 
 def _load_json(path: str) -> Any:
-    p = Path(path)
-    if not p.is_file():
+    from pegwatch.rules.record import MAX_RECORD_BYTES
+    from pegwatch.rules.textfile import parse_json, read_text
+
+    if not Path(path).is_file():
         raise VisionInputError(f"{path}: file not found")
-    try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise VisionInputError(f"{path}: not valid JSON ({exc})") from None
+    text = read_text(path, limit=MAX_RECORD_BYTES, what="a JSON truth record", error=VisionInputError)
+    return parse_json(text, source=path, error=VisionInputError, syntax="not valid JSON")
 
 
 def parse_corners(text: str) -> list[tuple[float, float]]:
@@ -135,14 +127,23 @@ def _calibrate(args: argparse.Namespace) -> int:
 def _read(args: argparse.Namespace) -> int:
     import cv2
 
-    from pegwatch.vision.calibration import Calibration
+    from pegwatch.vision.calibration import Calibration, CalibrationError
     from pegwatch.vision.reader import BoardReader
     from pegwatch.vision.temporal import StableBoard
 
     cv2.setNumThreads(1)
     cal = Calibration.load(args.calibration)
     profile = cal.load_profile()
-    reader = BoardReader(profile, cal)
+    try:
+        reader = BoardReader(profile, cal)
+        reader.localiser  # noqa: B018 - made now, so that a bad calibration is bad input
+    except CalibrationError as exc:
+        message = str(exc)
+        if not message.startswith(f"{args.calibration}:"):
+            message = f"{args.calibration}: {message}"
+        raise CalibrationError(message) from None
+    except PegwatchError as exc:
+        raise CalibrationError(f"{args.calibration}: localisation: {exc}") from None
     stable = StableBoard(frames_to_accept=min(3, len(args.images)))
     accepted = None
     frame = None

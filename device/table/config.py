@@ -23,7 +23,6 @@ import logging
 import math
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -34,12 +33,14 @@ from pegwatch.device.display.devices import DisplaySettings
 from pegwatch.device.errors import ConfigError
 from pegwatch.device.hardware.buzzer import BuzzerSettings
 from pegwatch.device.hardware.pins import PinMap
+from pegwatch.rules.textfile import MIB, parse_toml, read_text
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "CONFIG_ENV",
     "DEFAULT_CONFIG",
+    "MAX_CONFIG_BYTES",
     "PI_MODEL_PATH",
     "SYSTEM_CONFIG",
     "TableConfig",
@@ -59,6 +60,9 @@ DEFAULT_CONFIG: Final = Path(str(resources.files("pegwatch.firmware_config") / "
 SYSTEM_CONFIG: Final = Path("/etc/pegwatch/pegwatch.toml")
 #: The device-tree model string: "Raspberry Pi 5 Model B Rev 1.0" on a Pi.
 PI_MODEL_PATH: Final = Path("/proc/device-tree/model")
+
+#: A configuration file larger than this is refused before it is parsed.
+MAX_CONFIG_BYTES: Final = 1 * MIB
 
 HARDWARE_MODES: Final = ("auto", "pi", "simulated")
 CAMERA_KINDS: Final = ("auto", "render", "picamera2", "webcam", "video", "images")
@@ -208,20 +212,10 @@ def load_config(path: str | Path | None = None, *, model_path: Path = PI_MODEL_P
     """Read and check the table configuration; raise :class:`ConfigError` on any problem."""
     file = find_config(path)
     name = _display_name(file)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{name}: is a directory, not a configuration file") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{name}: not UTF-8 text") from None
-    except OSError as exc:
-        raise ConfigError(f"{name}: cannot read: {exc.strerror or exc}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{name}: not valid TOML: {exc}") from None
+    text = read_text(
+        file, limit=MAX_CONFIG_BYTES, what="a TOML configuration file", error=ConfigError, name=name
+    )
+    data = parse_toml(text, source=name, error=ConfigError)
     return config_from_mapping(data, source=file, name=name, model_path=model_path)
 
 
@@ -268,11 +262,11 @@ class _Section:
 
     def number(self, key: str, default: float, low: float, high: float) -> float:
         value = self.data.get(key, default)
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.fail(key, f"{value!r} is not a number; allowed {low:g}..{high:g}")
+        # Compared as written: an int is never turned into a float (it may be
+        # too large for one), and NaN and inf are simply out of range.
+        if isinstance(value, float) and math.isnan(value):
             raise self.fail(key, f"{value!r} is not a number; allowed {low:g}..{high:g}")
         if not low <= value <= high:
             raise self.fail(key, f"{value:g} is out of range; allowed {low:g}..{high:g}")

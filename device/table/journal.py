@@ -255,6 +255,17 @@ class Journal(Closeable):
             )
         except sqlite3.Error as exc:
             raise BadJournal(f"{self.path}: cannot open: {exc}") from None
+        shown = self.path
+
+        def text(data: bytes) -> str:
+            # Text a damaged file turned into bytes that are not UTF-8 is a
+            # damaged journal, whichever query meets it first.
+            try:
+                return data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise BadJournal(f"{shown}: damaged journal: text that is not UTF-8") from None
+
+        self._db.text_factory = text
         try:
             self._prepare()
             self.set_max_bytes(max_bytes)

@@ -21,7 +21,6 @@ import functools
 import importlib.resources
 import logging
 import os
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,8 +41,12 @@ from pegwatch.rules.clock.errors import (
     UnknownClockPresetError,
 )
 from pegwatch.rules.clock.state import MAX_PLAYERS, MIN_PLAYERS
+from pegwatch.rules.textfile import MIB, parse_toml, read_text
 
 logger = logging.getLogger(__name__)
+
+#: A presets file larger than this is refused before it is parsed.
+MAX_PRESETS_BYTES = 1 * MIB
 
 DEFAULT_ROLE = "player"
 
@@ -316,20 +319,17 @@ class _Reader:
 
 def parse_presets(text: str, *, source: str = "<presets>") -> dict[str, ClockPreset]:
     """Read presets from TOML *text*; errors name *source* and the key."""
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise PresetFileError(f"{source}: not valid TOML: {exc}") from None
+    doc = parse_toml(text, source=source, error=PresetFileError)
     return _Reader(source).document(doc)
 
 
 def load_presets(path: str | os.PathLike[str]) -> dict[str, ClockPreset]:
     """Read an event's own presets file; errors name the file and the key.
 
-    An unreadable file raises :class:`OSError` as usual.
+    A missing, unreadable, non-UTF-8 or oversized (above
+    :data:`MAX_PRESETS_BYTES`) file raises :class:`PresetFileError` naming it.
     """
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    text = read_text(path, limit=MAX_PRESETS_BYTES, what="a TOML presets file", error=PresetFileError)
     return parse_presets(text, source=os.fspath(path))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -205,9 +206,10 @@ def test_bad_preset_files_name_file_and_key(tmp_path: Path, text: str, where: st
     assert "\n" not in message
 
 
-def test_missing_presets_file_is_an_oserror(tmp_path: Path) -> None:
-    with pytest.raises(OSError):
-        load_presets(tmp_path / "missing.toml")
+def test_missing_presets_file_names_it(tmp_path: Path) -> None:
+    path = tmp_path / "missing.toml"
+    with pytest.raises(PresetFileError, match=f"^{re.escape(str(path))}: no such file"):
+        load_presets(path)
 
 
 def test_preset_dataclass_is_frozen_and_checked() -> None:
