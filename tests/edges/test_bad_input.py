@@ -225,7 +225,7 @@ def test_read_any_calibration(data, rendered, tmp_path, capsys):
     check_outcome(status, out, err, str(path), problem_ok=True)
 
 
-@fuzz_settings(25)
+@fuzz_settings(15)
 @given(data=st.data())
 def test_calibrate_any_truth(data, rendered, tmp_path, capsys):
     blob, _ = data.draw(mutated([rendered["truth_records"][0]], "json"))
