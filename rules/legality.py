@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
 from pegwatch.rules.codes import EMPTY, UNREAD
 from pegwatch.rules.errors import BadInput
@@ -26,7 +25,6 @@ from pegwatch.rules.variants import Variant
 __all__ = [
     "ColourCountError",
     "IllegalGuessError",
-    "IllegalMoveCounter",
     "check_colour_count",
     "check_guess",
     "colours_in",
@@ -125,24 +123,3 @@ def check_guess(
             f"{what} brings the colours used to {len(seen) + len(new)} "
             f"({', '.join(sorted(seen | set(new)))}); {variant.name} has {variant.colours}"
         )
-
-
-@dataclass
-class IllegalMoveCounter:
-    """Illegal moves counted per player (seed 004, 3.4: a second illegal move
-    calls the arbiter, so the count matters)."""
-
-    counts: Counter[str] = field(default_factory=Counter)
-
-    def record(self, player: str) -> int:
-        """Count one illegal move by ``player``; return their total so far."""
-        self.counts[player] += 1
-        return self.counts[player]
-
-    def count(self, player: str) -> int:
-        """Illegal moves by ``player`` so far."""
-        return self.counts[player]
-
-    def needs_arbiter(self, player: str) -> bool:
-        """True from the player's second illegal move on (seed 004, 3.4)."""
-        return self.counts[player] >= 2

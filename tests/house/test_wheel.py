@@ -12,6 +12,7 @@ the dependencies from the package index instead (slower, needs the network).
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -27,10 +28,14 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
+    # Built from a copy, so the build leaves nothing in the checkout.
+    source = tmp_path_factory.mktemp("source") / "pegwatch"
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis"))
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "--disable-pip-version-check", "-w", str(out), str(REPO)],
+         "--disable-pip-version-check", "-w", str(out), str(source)],
         check=True, cwd=out,
     )
     (found,) = out.glob("pegwatch-*.whl")

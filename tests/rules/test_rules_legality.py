@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pegwatch.rules.codes import EMPTY
-from pegwatch.rules.legality import IllegalGuessError, IllegalMoveCounter, check_guess
+from pegwatch.rules.legality import IllegalGuessError, check_guess
 from pegwatch.rules.variants import get_variant
 
 
@@ -33,12 +33,3 @@ def test_more_colours_than_the_variant_has() -> None:
     check_guess(("a", "b", "c", "f"), get_variant("lego"), colours_seen=seen)
     with pytest.raises(IllegalGuessError, match="brings the colours used to 7"):
         check_guess(("a", "f", "g", "a"), get_variant("lego"), colours_seen=seen)
-
-
-def test_illegal_moves_are_counted_per_player() -> None:
-    """Seed 004, 3.4: "If the player commits a second illegal move the arbiter
-    should be called"."""
-    counter = IllegalMoveCounter()
-    assert counter.record("A") == 1 and not counter.needs_arbiter("A")
-    assert counter.record("A") == 2 and counter.needs_arbiter("A")
-    assert counter.count("B") == 0
