@@ -18,6 +18,7 @@ shipped desktop defaults (``firmware_config/pegwatch.toml``, package data).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import math
@@ -302,8 +303,27 @@ def _registry(name: str) -> tuple[str, ...]:
 
 
 def _resolve(base: Path, raw: str) -> Path:
-    path = Path(raw).expanduser()
+    path = Path(raw)
+    # "~nobody/...": no such user; the path then stays as written.
+    with contextlib.suppress(RuntimeError):
+        path = path.expanduser()
     return path if path.is_absolute() else base / path
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; a name the system refuses (too long, a NUL) is not."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def _is_dir(path: Path) -> bool:
+    """Whether ``path`` is a folder; a name the system refuses is not."""
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 def _players(s: _Section) -> tuple[str, str]:
@@ -334,7 +354,7 @@ def _board(s: _Section, base: Path) -> str:
     value = s.string("board", "invicta-12x4")
     if value.endswith(".toml") or "/" in value:
         path = _resolve(base, value)
-        if not path.is_file():
+        if not _is_file(path):
             raise s.fail("board", f"{value!r}: no such profile file ({path})")
         return str(path)
     names = _registry("board")
@@ -368,9 +388,9 @@ def _camera(s: _Section, base: Path, simulated: bool) -> str:
     if not arg:
         raise s.fail("source", f"{value!r}: {kind} needs a path; {hint}")
     path = _resolve(base, arg)
-    if kind == "video" and not path.is_file():
+    if kind == "video" and not _is_file(path):
         raise s.fail("source", f"{value!r}: no such video file ({path})")
-    if kind == "images" and not path.is_dir():
+    if kind == "images" and not _is_dir(path):
         raise s.fail("source", f"{value!r}: no such folder of images ({path})")
     return f"{kind}:{path}"
 
@@ -421,7 +441,7 @@ def config_from_mapping(
     board = _board(table, base)
     calibration_raw = table.string("calibration", "", hint='a file path, or "" for none')
     calibration = _resolve(base, calibration_raw) if calibration_raw else None
-    if calibration is not None and not calibration.is_file():
+    if calibration is not None and not _is_file(calibration):
         raise table.fail(
             "calibration", f'{calibration_raw!r}: no such file ({calibration}); use "" for none'
         )
@@ -447,7 +467,7 @@ def config_from_mapping(
     if not journal_raw.strip():
         raise journal_s.fail("path", '"" is not allowed; give a file path, or "auto"')
     journal = default_journal_path() if journal_raw == "auto" else _resolve(base, journal_raw)
-    if journal.is_dir():
+    if _is_dir(journal):
         raise journal_s.fail("path", f'{journal_raw!r} is a directory; give a file path, or "auto"')
     max_mb = journal_s.integer("max_mb", 0, 0, 1_000_000)
 
