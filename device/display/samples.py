@@ -8,7 +8,10 @@ four players.
 
 ``python -m pegwatch.device.display.samples DIR`` writes ``display-<name>.png`` for
 each state into *DIR* (4x, white on a dark blue-black, like an OLED), which
-is how ``docs/img`` is made.
+is how ``docs/img`` is made. ``--golden DIR`` writes the test goldens
+instead (:func:`golden_images`: each state at 128x64, and the running state on
+a 320x240 LCD), after a deliberate change of the drawing; look at them
+before committing. The tests only compare with them, never write them.
 """
 
 from __future__ import annotations
@@ -101,7 +104,21 @@ def doc_image(model: DisplayModel, scale: int = 4) -> Image.Image:
     return ImageOps.colorize(image, black="#0b0f1a", white="#f2f6ff")
 
 
+def golden_images() -> dict[str, Image.Image]:
+    """The renders the golden tests compare: every sample at 128x64, and one LCD layout."""
+    images = {name: render(model) for name, model in SAMPLES.items()}
+    images["lcd-320x240-running"] = render(SAMPLES["running"], (320, 240))
+    return images
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--golden"]:
+        golden = Path(argv[1] if len(argv) > 1 else "tests/device/golden")
+        golden.mkdir(parents=True, exist_ok=True)
+        for name, image in golden_images().items():
+            image.save(golden / f"{name}.png")
+        print(f"wrote {len(SAMPLES) + 1} goldens to {golden}; look at them before committing")
+        return 0
     out = Path(argv[0] if argv else "docs/img")
     out.mkdir(parents=True, exist_ok=True)
     for name, model in SAMPLES.items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import logging
+import threading
 
 import pytest
 from hypothesis import given, settings
@@ -246,11 +247,18 @@ class CountingDevice:
     def __init__(self):
         self.frames = []
         self.fail = False
+        self.shown = threading.Condition()
 
     def display(self, image):
         if self.fail:
             raise OSError(121, "Remote I/O error")
-        self.frames.append(image.tobytes())
+        with self.shown:
+            self.frames.append(image.tobytes())
+            self.shown.notify_all()
+
+    def wait_for_frames(self, count, timeout=5.0):
+        with self.shown:
+            return self.shown.wait_for(lambda: len(self.frames) >= count, timeout)
 
 
 def _running_model(remaining_ns):
@@ -321,15 +329,10 @@ def test_loop_thread_runs_and_wakes(tmp_path):
     model = {"m": SAMPLES["paused"]}
     loop = DisplayLoop(Display(device, kind="test"), lambda now: model["m"], fps=50)
     with loop:
-        import time
-
-        deadline = time.monotonic() + 2
-        while not device.frames and time.monotonic() < deadline:
-            time.sleep(0.01)
+        assert device.wait_for_frames(1)
         model["m"] = SAMPLES["mis-mark"]
         loop.wake()
-        while len(device.frames) < 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        assert device.wait_for_frames(2)
     assert len(device.frames) == 2
 
 

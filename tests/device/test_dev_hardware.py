@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -121,11 +122,15 @@ def test_watcher_thread_detects_long_press_in_real_time(mock_factory, pin_map):
     with TableHardware(pin_map, pin_factory=mock_factory, buzzer=QUICK,
                        long_press_ns=50_000_000) as hardware:
         held = []
-        hardware.when_arbiter_held = held.append
+        fired = threading.Event()
+
+        def on_held(at_ns):
+            held.append(at_ns)
+            fired.set()
+
+        hardware.when_arbiter_held = on_held
         mock_factory.pin(ARB).drive_low()
-        deadline = time.monotonic() + 2
-        while not held and time.monotonic() < deadline:
-            time.sleep(0.005)
+        assert fired.wait(5), "the watcher thread never noticed the long press"
         assert len(held) == 1
 
 
