@@ -272,6 +272,10 @@ class Journal(Closeable):
         except sqlite3.Error as exc:
             self._db.close()
             raise BadJournal(f"{self.path}: not a usable pegwatch journal: {exc}") from None
+        except UnicodeDecodeError:
+            # SQLite's own message quoting a damaged schema that is not UTF-8.
+            self._db.close()
+            raise BadJournal(f"{self.path}: damaged journal: a schema that is not UTF-8") from None
         except JournalError:
             self._db.close()
             raise
