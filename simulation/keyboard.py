@@ -47,8 +47,11 @@ class KeyboardPins:
         on_confirm: Callable[[], None] | None = None,
         extra: dict[str, Callable[[], None]] | None = None,
         fd: int | None = None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.hardware = hardware
+        #: How a held key lets time pass (a test hands in its fake clock's).
+        self.sleep = sleep
         self.on_quit = on_quit
         self.on_confirm = on_confirm
         #: More keys (e.g. the simulated board's: place a guess, the marks).
@@ -78,11 +81,14 @@ class KeyboardPins:
         elif key in self.extra:
             self.extra[key]()
 
-    @staticmethod
-    def _tap(device: Any, *, hold_s: float = PRESS_S) -> None:
+    def _tap(self, device: Any, *, hold_s: float = PRESS_S) -> None:
         pin = device.pin
         pin.drive_low()
-        time.sleep(hold_s)
+        self.sleep(hold_s)
+        if hasattr(self.hardware, "poll"):
+            # What is due by now (a long press) fires before the release,
+            # whichever clock the time passed on.
+            self.hardware.poll()
         pin.drive_high()
 
     def _run(self) -> None:

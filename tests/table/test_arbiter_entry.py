@@ -7,8 +7,6 @@ the same path as the Pi's buttons and the desktop keyboard.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 from table_hands import TableOnMockPins
@@ -335,21 +333,24 @@ def test_the_entry_screen_is_what_the_display_draws(table):
 
 
 def test_the_keyboard_drives_the_same_menu_through_the_mock_pins(tmp_path):
+    clock = VirtualClock()
     factory = MockFactory(pin_class=MockPWMPin)
-    hardware = TableHardware(PINS, pin_factory=factory, long_press_ns=300 * MS)
-    program = TableProgram.open(tmp_path / "j.sqlite", players=("Ann", "Bob"))
+    hardware = TableHardware(PINS, pin_factory=factory, long_press_ns=300 * MS, now_ns=clock,
+                             watch=False)
+    program = TableProgram.open(tmp_path / "j.sqlite", players=("Ann", "Bob"), now_ns=clock)
     ArbiterButton(program).attach(hardware)
-    keys = KeyboardPins(hardware, on_quit=lambda: None, fd=0)
+    keys = KeyboardPins(hardware, on_quit=lambda: None, fd=0,
+                        sleep=lambda s: clock.advance(int(s * 1e9)))
     try:
         keys.handle("a")
         program.step()
-        time.sleep(0.06)
+        clock.advance(60 * MS)  # past the clock's 50 ms bounce window
         keys.handle("l")
         program.step()
         program.submit("reading", {"game": 1, "row": 1, "phase": "guess", "guess": list(SECRET),
                                    "black": 0, "white": 0, "status": "unknown"})
         program.step()
-        keys.handle("m")  # held past the long press: the hardware's watcher opens the menu
+        keys.handle("m")  # held past the long press: due when the key is let go
         assert program.menu.is_open
         keys.handle(" ")
         assert program.menu.item is MenuItem.ENTER_ROW

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
@@ -11,32 +9,39 @@ from pegwatch.device.hardware.gpio import TableHardware
 from pegwatch.device.hardware.pins import PinMap
 from pegwatch.device.table.program import TableProgram
 from pegwatch.device.table.run import ArbiterButton
-from pegwatch.rules.match_flow import Phase
+from pegwatch.rules.flow import Phase
+from pegwatch.simulation.demo import VirtualClock
 from pegwatch.simulation.keyboard import KeyboardPins
 
 
 @pytest.fixture
-def table(tmp_path):
+def clock():
+    return VirtualClock()
+
+
+@pytest.fixture
+def table(tmp_path, clock):
     factory = MockFactory(pin_class=MockPWMPin)
-    hardware = TableHardware(PinMap(), pin_factory=factory, watch=False)
-    program = TableProgram.open(tmp_path / "j.sqlite", players=("Ann", "Bob"))
+    hardware = TableHardware(PinMap(), pin_factory=factory, watch=False, now_ns=clock)
+    program = TableProgram.open(tmp_path / "j.sqlite", players=("Ann", "Bob"), now_ns=clock)
     arbiter = ArbiterButton(program)
     hardware.when_player_pressed = lambda player, at_ns: program.press(player, at_ns)
     hardware.when_arbiter_pressed = arbiter.down
     hardware.when_arbiter_short = arbiter.short
     quits = []
-    keys = KeyboardPins(hardware, on_quit=lambda: quits.append(True), fd=0)
+    keys = KeyboardPins(hardware, on_quit=lambda: quits.append(True), fd=0,
+                        sleep=lambda s: clock.advance(int(s * 1e9)))
     yield program, keys, quits
     hardware.close()
     program.close()
 
 
-def test_keys_press_the_mock_buttons_through_the_real_debounce(table):
+def test_keys_press_the_mock_buttons_through_the_real_debounce(table, clock):
     program, keys, quits = table
     keys.handle("a")                     # Ann (seat 0) starts Bob's clock
     program.step()
     assert program.flow.phase is Phase.GUESS
-    time.sleep(0.06)
+    clock.advance(60_000_000)
     keys.handle("l")                     # Bob confirms a guess
     program.step()
     assert program.flow.phase is Phase.MARKS
@@ -46,16 +51,16 @@ def test_keys_press_the_mock_buttons_through_the_real_debounce(table):
     assert quits == [True]
 
 
-def test_arbiter_button_pauses_on_the_way_down_and_resumes_on_a_short_press(table):
+def test_arbiter_button_pauses_on_the_way_down_and_resumes_on_a_short_press(table, clock):
     program, keys, _ = table
     keys.handle("a")
     program.step()
     keys.handle(" ")                     # down: pause at once; up: nothing more
     program.step()
     assert program.flow.paused
-    frozen = program.flow.remaining_ns(time.monotonic_ns())
-    time.sleep(0.05)
-    assert program.flow.remaining_ns(time.monotonic_ns()) == frozen
+    frozen = program.flow.remaining_ns(clock() + program.offset_ns)
+    clock.advance(5_000_000_000)
+    assert program.flow.remaining_ns(clock() + program.offset_ns) == frozen
     keys.handle(" ")                     # a short press on a paused clock: resume
     program.step()
     assert not program.flow.paused
