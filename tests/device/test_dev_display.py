@@ -322,7 +322,7 @@ def test_loop_survives_a_failing_display(caplog):
     assert not loop.is_failing and len(device.frames) == 1
 
 
-def test_loop_thread_runs_and_wakes(tmp_path):
+def test_loop_thread_runs_and_wakes():
     device = CountingDevice()
     from pegwatch.device.display.devices import Display
 

@@ -89,7 +89,7 @@ def test_play_after_all_black_consistent_with_the_marks_has_no_suspect() -> None
     assert (v.consistent, v.suspect_rows, v.attempts, v.final) == (1, (), 1, False)
 
 
-def test_examples_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_examples_through_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, str(EXAMPLES / "solved-twice.json"), "--json")
     verdict = json.loads(out)
     assert status == 0 and verdict["suspect_rows"] == [1] and verdict["final"] is False

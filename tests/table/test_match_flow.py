@@ -5,7 +5,7 @@ from __future__ import annotations
 from flow_script import FlowScript
 
 from pegwatch.rules.codes import score
-from pegwatch.rules.match_flow import MatchFlow, Phase, RowState, replay_events
+from pegwatch.rules.flow import MatchFlow, Phase, RowState, replay_events
 from pegwatch.rules.record import Role
 
 S = 1_000_000_000

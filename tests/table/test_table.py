@@ -11,7 +11,7 @@ from pegwatch.device.cli import main
 from pegwatch.device.table.journal import Journal
 from pegwatch.device.table.program import TableProgram, flow_from_journal, replay_journal
 from pegwatch.device.table.vision_worker import VisionWorker
-from pegwatch.rules.match_flow import MatchFlow, Phase
+from pegwatch.rules.flow import MatchFlow, Phase
 from pegwatch.simulation.demo import Scene, VirtualClock
 
 S = 1_000_000_000
@@ -318,7 +318,7 @@ def test_bad_event_is_one_line_and_the_table_keeps_running(tmp_path):
     program.close()
 
 
-def test_display_never_shows_the_secret(tmp_path, calibrated):
+def test_display_never_shows_the_secret(tmp_path):
     from pegwatch.device.display.render import render
 
     program, clock = make_program(tmp_path)
@@ -344,15 +344,27 @@ def test_display_never_shows_the_secret(tmp_path, calibrated):
     program.close()
 
 
-@pytest.mark.parametrize("seat", [0, 1])
-def test_presses_of_the_player_not_on_move_are_ignored(tmp_path, seat):
+@pytest.mark.parametrize("phase", [Phase.GUESS, Phase.MARKS])
+def test_presses_of_the_player_not_on_move_are_ignored(tmp_path, phase):
     program, clock = make_program(tmp_path)
-    program.press(0, clock())
-    clock.advance(S)
-    program.press(0, clock())  # Ann again: Bob is on move
+    program.press(0, clock())  # Ann starts Bob's clock: Bob places a guess
+    if phase is Phase.MARKS:
+        clock.advance(S)
+        program.press(1, clock())  # Bob confirms it: Ann marks
     program.step()
-    assert program.flow.phase is Phase.GUESS
-    assert program.flow.on_move(clock()) == 1
+    on_move = program.flow.on_move(clock())
+    assert program.flow.phase is phase and on_move == (1 if phase is Phase.GUESS else 0)
+    left = program.flow.remaining_ns(clock() + program.offset_ns)
+    clock.advance(S)
+    program.press(1 - on_move, clock())  # the player not on move
+    program.step()
+    flow = program.flow
+    assert flow.phase is phase and flow.on_move(clock()) == on_move
+    assert len(flow.game.rows) == (0 if phase is Phase.GUESS else 1)
+    # Only the player on move was charged for that second.
+    now = flow.remaining_ns(clock() + program.offset_ns)
+    assert now[1 - on_move] == left[1 - on_move] and now[on_move] == left[on_move] - S
+    assert len([e for e in program.journal.events() if e.kind == "press"]) == (2 if phase is Phase.GUESS else 3)
     program.close()
 
 

@@ -27,7 +27,7 @@ from pegwatch.device.table.program import TableProgram, replay_journal
 from pegwatch.device.table.run import ArbiterButton
 from pegwatch.rules.clock.controls import TimeControl
 from pegwatch.rules.clock.engine import Clock
-from pegwatch.rules.match_flow import MatchFlow, Phase
+from pegwatch.rules.flow import MatchFlow, Phase
 from pegwatch.simulation.demo import VirtualClock
 
 S = 1_000_000_000

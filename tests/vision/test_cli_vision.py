@@ -72,7 +72,7 @@ def test_read_two_different_frames_is_not_accepted_yet(calibrated, capsys):
     assert all(r["status"] in ("unknown", "occluded") for r in record["rows"])
 
 
-def test_one_truth_for_all_images(files, tmp_path, capsys):
+def test_one_truth_for_all_images(files, tmp_path):
     images, truths, _ = files
     out = tmp_path / "one.json"
     assert main(["calibrate", images[0], images[0], "--truth", truths[0], "-o", str(out)]) == 0
