@@ -175,6 +175,8 @@ class DisplayModel:
     banner: str | None = None
     #: The arbiter entering a row by hand: shown instead of the times.
     entry: EntryView | None = None
+    #: The table's name (``[table] name``), in the header between the row and PAUSED.
+    table: str | None = None
 
     @property
     def is_running(self) -> bool:

@@ -13,7 +13,7 @@ anti-aliasing, which keeps digits crisp on a 1-bit panel.
 Layout, 2 players (4 players use a 2x2 grid of smaller panels)::
 
     +--------------------------------+
-    | ROW 3                 PAUSED   |  status line (or banner)
+    | ROW 3    Table 7     PAUSED    |  status line (or banner); the table's name
     |+--------------++--------------+|
     ||    7:59      ||     3:41     ||  big times; the player on move
     ||   BREAKER    ||    MAKER     ||  is drawn inverted (role, or name)
@@ -174,11 +174,21 @@ def _status(
     left = f"ROW {model.row}" if model.row is not None else ""
     if left:
         _text_left(draw, (x0 + 1, y0, x1, y1), left, font, WHITE)
+    right = x1
     if model.paused:
         label = "PAUSED"
         w = _ink_width(font, label) + 4
+        right = x1 - w
         draw.rectangle((x1 - w, y0, x1 - 1, y1 - 1), fill=WHITE)
         _centered(draw, (x1 - w, y0, x1, y1), label, font, BLACK)
+    if model.table:
+        # The table's name in the room between the row and PAUSED, cut to fit.
+        start = x0 + 1 + (_ink_width(font, left) + 4 if left else 0)
+        text = model.table.strip()
+        while text and _ink_width(font, text) > right - start - 4:
+            text = text[:-1].rstrip()
+        if text:
+            _centered(draw, (start, y0, right, y1), text, font, WHITE)
 
 
 def _ink_width(font: Font, text: str) -> int:

@@ -33,9 +33,10 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from types import MappingProxyType, TracebackType
-from typing import Final
+from typing import Final, TypeVar
 
 from pegwatch.device.lifetime import Closeable
 from pegwatch.rules.errors import BadInput, DeviceFault, PegwatchError
@@ -44,6 +45,8 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "BOOT_ID_PATH",
+    "PRUNED_KIND",
+    "PRUNED_NOTE",
     "Evidence",
     "Journal",
     "JournalError",
@@ -65,6 +68,11 @@ BOOT_ID_PATH: Final = Path("/proc/sys/kernel/random/boot_id")
 APPLICATION_ID: Final = 0x5067576A
 #: ``PRAGMA user_version``: the schema this module writes.
 SCHEMA_VERSION: Final = 1
+
+#: The kind of the event that records evidence images evicted under the size cap.
+PRUNED_KIND: Final = "evidence_pruned"
+#: What a dispute tool says of an evicted image.
+PRUNED_NOTE: Final = "image pruned at max_mb"
 
 _KIND_RE: Final = re.compile(r"[a-z][a-z0-9_.\-]{0,63}")
 _JPEG_MAGIC: Final = b"\xff\xd8\xff"
@@ -188,6 +196,9 @@ class Evidence:
     row: int
     image: bytes = field(repr=False)
     reading: Mapping[str, object]
+    #: The image was evicted to keep the journal under ``[journal] max_mb``
+    #: (``image`` is then empty; the reading stays). See :data:`PRUNED_NOTE`.
+    pruned: bool = False
 
     @property
     def basename(self) -> str:
@@ -380,6 +391,7 @@ class Journal(Closeable):
         """Cap the database at about ``max_bytes`` (``None``: no cap beyond the disk's)."""
         with self._lock:
             self._check_open()
+            self._max_bytes = max_bytes
             page_size = int(self._db.execute("PRAGMA page_size").fetchone()[0])
             # SQLite's own ceiling when uncapped.
             pages = 4294967294 if max_bytes is None else max(1, max_bytes // page_size)
@@ -569,6 +581,7 @@ class Journal(Closeable):
                 row=row,
                 image=bytes(image),
                 reading=_freeze(json.loads(reading)),  # type: ignore[arg-type]
+                pruned=not image,  # a stored JPEG is never empty: evicted
             )
             for seq, game, row, image, reading in rows
         ]
@@ -600,23 +613,143 @@ class Journal(Closeable):
         written = []
         for item in self.all_evidence(game=game):
             jpeg = out / f"{item.basename}.jpg"
-            jpeg.write_bytes(item.image)
-            (out / f"{item.basename}.json").write_text(
-                json.dumps(
-                    {
-                        "event_seq": item.event_seq,
-                        "game": item.game,
-                        "row": item.row,
-                        "reading": _thaw(item.reading),
-                    },
-                    indent=2,
-                    sort_keys=True,
-                )
-                + "\n",
-                encoding="utf-8",
-            )
-            written.append(jpeg)
+            record: dict[str, object] = {
+                "event_seq": item.event_seq,
+                "game": item.game,
+                "row": item.row,
+                "reading": _thaw(item.reading),
+            }
+            if item.pruned:
+                # No picture to write: say why rather than leave a silent gap.
+                record["image"] = None
+                record["pruned"] = PRUNED_NOTE
+            else:
+                jpeg.write_bytes(item.image)
+            side = out / f"{item.basename}.json"
+            side.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            written.append(side if item.pruned else jpeg)
         return written
+
+    # -- the size cap: pruning old evidence ---------------------------------------
+
+    @property
+    def max_bytes(self) -> int | None:
+        """The size cap given at open or by :meth:`set_max_bytes` (``None``: none)."""
+        return getattr(self, "_max_bytes", None)
+
+    @property
+    def used_bytes(self) -> int:
+        """Bytes in use inside the database: its pages less the free ones.
+
+        Pruned images leave free pages that new writes reuse, so this, not
+        the file's size, is what the cap is measured against.
+        """
+        with self._lock:
+            self._check_open()
+            db = self._db
+            pages = int(db.execute("PRAGMA page_count").fetchone()[0])
+            free = int(db.execute("PRAGMA freelist_count").fetchone()[0])
+            return (pages - free) * int(db.execute("PRAGMA page_size").fetchone()[0])
+
+    def exported_games(self) -> frozenset[int]:
+        """The games ``pegwatch export`` has written out (meta ``exported``)."""
+        raw = self.meta.get("exported")
+        games = raw.get("games", ()) if isinstance(raw, Mapping) else ()
+        if not isinstance(games, tuple | list):
+            return frozenset()
+        return frozenset(g for g in games if isinstance(g, int) and not isinstance(g, bool))
+
+    def mark_exported(self, games: Iterable[int]) -> None:
+        """Record that ``games`` were exported: their images are evicted first."""
+        done = sorted(self.exported_games() | {int(g) for g in games})
+        self.set_meta("exported", {"games": done, "wall_ns": time.time_ns()})
+
+    def prunable_bytes(self, games: Iterable[int]) -> int:
+        """The bytes of the images of ``games`` that are still stored."""
+        wanted = sorted({int(g) for g in games})
+        if not wanted:
+            return 0
+        marks = ",".join("?" * len(wanted))
+        with self._lock:
+            self._check_open()
+            row = self._db.execute(
+                f"SELECT COALESCE(SUM(length(image)), 0) FROM evidence WHERE game IN ({marks})",
+                wanted,
+            ).fetchone()
+        return int(row[0])
+
+    def prune_evidence(self, need_bytes: int, *, games: Iterable[int], at_ns: int) -> int:
+        """Evict the oldest evidence images of ``games`` until ``need_bytes`` are freed.
+
+        ``games`` are the finished games: the table never evicts an event or
+        the evidence of a game in play. Images of games already exported go
+        first, then the others, oldest first. In **one transaction** each
+        image is replaced by an empty one (the row, its reading and its
+        event stay: :attr:`Evidence.pruned`) and an ``evidence_pruned`` event
+        lists what went, so the journal says "image pruned at max_mb" where
+        a picture is missing. ``at_ns`` stamps that event (never before this
+        session's last event). Returns the image bytes freed (0: nothing
+        left to evict).
+        """
+        _check_stamp(at_ns)
+        wanted = sorted({int(g) for g in games})
+        if need_bytes <= 0 or not wanted:
+            return 0
+        exported = sorted(self.exported_games())
+        marks = ",".join("?" * len(wanted))
+        first = ",".join("?" * len(exported)) or "NULL"
+        with self._lock:
+            self._check_open()
+            rows = self._db.execute(
+                "SELECT id, event_seq, game, row, length(image) FROM evidence "
+                f"WHERE length(image) > 0 AND game IN ({marks}) "
+                f"ORDER BY game IN ({first}) DESC, id",
+                (*wanted, *exported),
+            ).fetchall()
+            chosen: list[tuple[int, int, int, int, int]] = []
+            freed = 0
+            for item in rows:
+                if freed >= need_bytes:
+                    break
+                chosen.append(item)
+                freed += int(item[4])
+            if not chosen:
+                return 0
+            payload = {
+                "reason": PRUNED_NOTE,
+                "max_bytes": self.max_bytes,
+                "bytes": freed,
+                "evidence": [
+                    {"event_seq": seq, "game": game, "row": row, "bytes": size}
+                    for _, seq, game, row, size in chosen
+                ],
+            }
+            text = _encode("evidence_pruned event payload", payload)
+            with self._transaction("prune evidence images"):
+                db = self._db
+                session = self._session
+                if session is None:
+                    session = (db.execute("SELECT MAX(session) FROM events").fetchone()[0] or 0) + 1
+                last = db.execute(
+                    "SELECT MAX(at_ns) FROM events WHERE session = ? AND boot_id = ?",
+                    (session, self._boot_id),
+                ).fetchone()[0]
+                stamp = max(at_ns, int(last or 0))
+                # The images go first: the event below then fits in the pages they free.
+                db.executemany(
+                    "UPDATE evidence SET image = X'' WHERE id = ?", [(item[0],) for item in chosen]
+                )
+                db.execute(
+                    "INSERT INTO events(kind, at_ns, boot_id, session, wall_ns, payload) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (PRUNED_KIND, stamp, self._boot_id, session, time.time_ns(), text),
+                )
+            self._session = session
+        logger.warning(
+            "journal %s: %d evidence image(s) of finished games pruned (%d bytes) to stay under "
+            "max_mb", self.path, len(chosen), freed,
+        )
+        return freed
 
     # -- lifetime ---------------------------------------------------------------
 
@@ -748,6 +881,12 @@ class _HeldEvidence:
     reading: Mapping[str, object]
 
 
+_T = TypeVar("_T")
+
+#: Room kept free under a size cap for the events that follow a write.
+CAP_HEADROOM_BYTES: Final = 64 * 1024
+
+
 def _cause(alarm: str) -> str:
     return alarm.split(":", 1)[0]
 
@@ -766,6 +905,14 @@ class JournalWriter:
     ``when_alarm`` is called when the alarm is raised or its cause changes
     (with the text) and when it clears (with ``None``); :attr:`alarm` always
     has the current count.
+
+    Under a size cap (``Journal(max_bytes=...)``, ``[journal] max_mb``) a
+    write that would pass it first evicts the oldest evidence images of the
+    games ``prunable()`` names (the finished ones; see
+    :meth:`Journal.prune_evidence`); only when nothing is left to evict does
+    the cap raise the disk-full alarm. :attr:`fill` is the part of the cap
+    that pruning cannot free, and :attr:`warning` a display line from
+    ``warn_fraction`` of it on.
     """
 
     def __init__(
@@ -774,9 +921,14 @@ class JournalWriter:
         *,
         max_held_image_bytes: int = 32 * 1024 * 1024,
         when_alarm: Callable[[str | None], None] | None = None,
+        prunable: Callable[[], Iterable[int]] | None = None,
+        warn_fraction: float = 0.8,
     ) -> None:
         self.journal = journal
         self.when_alarm = when_alarm
+        self.prunable = prunable
+        self.warn_fraction = warn_fraction
+        self._fill: float | None = None
         self._max_held_image_bytes = max_held_image_bytes
         self._held: deque[_HeldEvent | _HeldEvidence] = deque()
         self._seq_of: dict[int, int] = {}  # pending token -> seq once written
@@ -785,6 +937,9 @@ class JournalWriter:
         self._alarm: str | None = None
         self._lock = threading.RLock()
         self.dropped_evidence = 0
+        #: Image bytes this writer evicted to stay under the size cap.
+        self.pruned_bytes = 0
+        self.refresh_fill()
 
     @property
     def pending(self) -> int:
@@ -839,7 +994,9 @@ class JournalWriter:
         with self._lock:
             if self.flush():
                 try:
-                    return self.journal.append(kind, payload, at_ns=at_ns)
+                    return self._write(
+                        lambda: self.journal.append(kind, payload, at_ns=at_ns), 0, at_ns
+                    )
                 except JournalStorageError as exc:
                     self._error = exc
             self._tokens += 1
@@ -861,8 +1018,12 @@ class JournalWriter:
         with self._lock:
             if isinstance(event, JournalEvent) and self.flush():
                 try:
-                    self.journal.store_evidence(
-                        event_seq=event.seq, game=game, row=row, image=image, reading=reading
+                    self._write(
+                        lambda: self.journal.store_evidence(
+                            event_seq=event.seq, game=game, row=row, image=image, reading=reading
+                        ),
+                        len(image),
+                        event.at_ns,
                     )
                     return True
                 except JournalStorageError as exc:
@@ -891,21 +1052,31 @@ class JournalWriter:
                 try:
                     if isinstance(item, _HeldEvent):
                         p = item.pending
-                        event = self.journal.append(p.kind, p.payload, at_ns=p.at_ns)
+                        event = self._write(
+                            partial(self.journal.append, p.kind, p.payload, at_ns=p.at_ns),
+                            0,
+                            p.at_ns,
+                        )
                         self._seq_of[p.token] = event.seq
                     else:
-                        target = item.target
+                        held = item
+                        target = held.target
                         seq = (
                             target.seq
                             if isinstance(target, JournalEvent)
                             else self._seq_of[target.token]
                         )
-                        self.journal.store_evidence(
-                            event_seq=seq,
-                            game=item.game,
-                            row=item.row,
-                            image=item.image,
-                            reading=item.reading,
+                        self._write(
+                            partial(
+                                self.journal.store_evidence,
+                                event_seq=seq,
+                                game=held.game,
+                                row=held.row,
+                                image=held.image,
+                                reading=held.reading,
+                            ),
+                            len(held.image),
+                            target.at_ns,
                         )
                 except JournalStorageError as exc:
                     self._error = exc
@@ -915,6 +1086,65 @@ class JournalWriter:
             self._error = None
             self._update_alarm()
             return True
+
+    # -- the size cap -----------------------------------------------------------------
+
+    def _write(self, write: Callable[[], _T], size: int, at_ns: int) -> _T:
+        """One write under the cap: make room first if it would pass it, and
+        once more if SQLite still finds the cap full."""
+        cap = self.journal.max_bytes
+        if cap is not None:
+            over = self.journal.used_bytes + size + CAP_HEADROOM_BYTES - cap
+            if over > 0:
+                self._make_room(over, at_ns)
+        try:
+            result = write()
+        except JournalFullError:
+            if cap is None or not self._make_room(size + CAP_HEADROOM_BYTES, at_ns):
+                raise
+            result = write()
+        if cap is not None:
+            self.refresh_fill()
+        return result
+
+    def _make_room(self, need: int, at_ns: int) -> bool:
+        games = list(self.prunable()) if self.prunable is not None else []
+        if not games:
+            return False
+        try:
+            freed = self.journal.prune_evidence(need, games=games, at_ns=at_ns)
+        except JournalStorageError as exc:
+            logger.error("journal: could not prune evidence: %s", exc)
+            return False
+        self.pruned_bytes += freed
+        return freed > 0
+
+    def refresh_fill(self) -> float | None:
+        """Measure :attr:`fill` again (after every write under a cap; cheap)."""
+        with self._lock:
+            cap = self.journal.max_bytes
+            if cap is None or self.journal.closed:
+                self._fill = None
+                return None
+            used = self.journal.used_bytes
+            if used >= self.warn_fraction * cap and self.prunable is not None:
+                # What pruning could still free does not count against the cap.
+                used -= self.journal.prunable_bytes(self.prunable())
+            self._fill = max(0.0, used / cap)
+            return self._fill
+
+    @property
+    def fill(self) -> float | None:
+        """The part of the cap in use that pruning cannot free (``None``: no cap)."""
+        return self._fill
+
+    @property
+    def warning(self) -> str | None:
+        """``JOURNAL 85% FULL`` from ``warn_fraction`` of the cap on, else ``None``."""
+        fill = self._fill
+        if fill is None or fill < self.warn_fraction:
+            return None
+        return f"JOURNAL {min(99, int(fill * 100))}% FULL"
 
     def written_seq(self, event: JournalEvent | PendingEvent) -> int | None:
         """The ``seq`` an event got once journaled (``None`` while it is held)."""

@@ -5,7 +5,7 @@ Everything that happens at the table becomes an event on one queue
 ``time.monotonic_ns()`` stamp, a reading from the vision worker's thread,
 an arbiter action. The main loop (:meth:`TableProgram.step`) takes them in
 order and, for each, **journals it first** and then applies it to the pure
-:class:`pegwatch.rules.match_flow.MatchFlow`; the verdicts the flow returns are
+:class:`pegwatch.rules.flow.MatchFlow`; the verdicts the flow returns are
 journaled too. Nothing in that loop waits for the camera or the display:
 the vision worker runs in its own thread, and a display that fails is
 reported and skipped. A full disk does not stop the clock either: T1's
@@ -54,7 +54,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pegwatch.device.display.model import (
     DisplayModel,
@@ -76,6 +76,7 @@ from pegwatch.device.table.arbiter_menu import (
 )
 from pegwatch.device.table.journal import (
     Journal,
+    JournalError,
     JournalEvent,
     JournalWriter,
     PendingEvent,
@@ -83,8 +84,19 @@ from pegwatch.device.table.journal import (
 )
 from pegwatch.device.table.vision_worker import VisionWorker
 from pegwatch.rules.codes import EMPTY
-from pegwatch.rules.match_flow import FlowError, MatchFlow, Outcome, Phase, RowState, replay_events
+from pegwatch.rules.flow import (
+    FlowError,
+    MatchFlow,
+    Outcome,
+    Phase,
+    RowState,
+    replay_events,
+    verdict_agrees,
+)
 from pegwatch.rules.record import Role as RecordRole
+
+if TYPE_CHECKING:
+    from pegwatch.device.table.config import TableConfig
 
 logger = logging.getLogger(__name__)
 
@@ -150,10 +162,16 @@ class TableProgram(Closeable):
         heartbeat_ns: int = 1_000_000_000,
         palette: Sequence[str] | None = None,
         sounder: Sounder | None = None,
+        table_name: str | None = None,
     ) -> None:
         self.flow = flow
         self.journal = journal
-        self.writer = JournalWriter(journal, when_alarm=self._journal_alarm)
+        #: ``[table] name``: shown in the display's header, kept in the journal's meta.
+        self.table_name = table_name
+        # Under [journal] max_mb, the images of finished games may be evicted.
+        self.writer = JournalWriter(
+            journal, when_alarm=self._journal_alarm, prunable=self._finished_games
+        )
         self.worker = worker
         self.displays = list(displays)
         self.now_ns = now_ns
@@ -207,11 +225,17 @@ class TableProgram(Closeable):
         players: tuple[str, str],
         rules: str = "mso",
         clock: str = "mso-mastermind",
+        max_bytes: int | None = None,
         **options: Any,
     ) -> TableProgram:
         """Open (or create) the journal, replay it, and come back paused if a
-        match was in progress."""
-        journal = Journal(journal_path)
+        match was in progress.
+
+        ``max_bytes`` caps the journal (``[journal] max_mb``; see
+        :class:`JournalWriter`); ``table_name`` (an option) is shown in the
+        display's header and kept in the journal's meta ``table``.
+        """
+        journal = Journal(journal_path, max_bytes=max_bytes)
         try:
             flow, line, events, missing = flow_from_journal(
                 journal, players=players, rules=rules, clock=clock
@@ -244,8 +268,33 @@ class TableProgram(Closeable):
                 "match", {"players": list(players), "rules": rules, "clock": clock}, at_ns=now
             )
             program._last_raw = now
+        program._record_table_name()
         program._push_requests()
         return program
+
+    @classmethod
+    def from_config(cls, cfg: TableConfig, journal_path: str | Path, **options: Any) -> TableProgram:
+        """:meth:`open` with what the configuration says: players, presets,
+        ``[table] name`` and ``[journal] max_mb`` (``pegwatch run``)."""
+        options.setdefault("table_name", cfg.table_name)
+        return cls.open(
+            journal_path, players=cfg.players, rules=cfg.rules, clock=cfg.clock,
+            max_bytes=cfg.journal_max_bytes, **options,
+        )
+
+    def _record_table_name(self) -> None:
+        """Keep ``[table] name`` in the journal's meta (the latest run's), for exports."""
+        name = self.table_name
+        if name is None or self.journal.meta.get("table") == name:
+            return
+        try:
+            self.journal.set_meta("table", name)
+        except JournalError as exc:  # a full disk must not keep the table from starting
+            logger.error("table name not recorded in the journal: %s", exc)
+
+    def _finished_games(self) -> list[int]:
+        """The games whose evidence images may be evicted under the size cap."""
+        return [g.number for g in self.flow.games if g.final]
 
     # -- events in ---------------------------------------------------------------------
 
@@ -644,6 +693,7 @@ class TableProgram(Closeable):
             message=self._message(),
             banner=self.menu.caption() or self._banner(),
             entry=None if entry is None else EntryView(entry.target.title, *entry.fields()),
+            table=self.table_name,
         )
 
     def _message(self) -> Message | None:
@@ -671,6 +721,10 @@ class TableProgram(Closeable):
             return Message("MARKS INCONSISTENT", Severity.WARNING)
         if self.flow.awaiting_resume:
             return Message("RESTARTED: ARBITER", Severity.WARNING)
+        warning = self.writer.warning
+        if warning is not None:
+            # [journal] max_mb: well before the cap, while pruning cannot help.
+            return Message(warning, Severity.WARNING)
         return None
 
     def _banner(self) -> str | None:
@@ -747,7 +801,7 @@ def flow_from_journal(
 
     Also returns the verdicts the flow reaches beyond those journaled (the
     tail a crash cut off)."""
-    from pegwatch.rules.match_flow import preset_clock_factory
+    from pegwatch.rules.flow import preset_clock_factory
 
     events = list(journal.events())
     players, rules, clock = _match_header(events, players=players, rules=rules, clock=clock)
@@ -780,7 +834,7 @@ class ReplayResult:
 
 def replay_journal(path: str | Path) -> ReplayResult:
     """Re-run a journal and compare the verdicts it reaches with those journaled."""
-    from pegwatch.rules.match_flow import preset_clock_factory
+    from pegwatch.rules.flow import preset_clock_factory
 
     p = Path(path)
     if not p.is_file():
@@ -803,7 +857,7 @@ def replay_journal(path: str | Path) -> ReplayResult:
     for i, (got, had) in enumerate(pairs, start=1):
         if had is None:
             mismatches.append(f"verdict {i}: replay gives {got}, the journal has none")
-        elif got != had:
+        elif not verdict_agrees(got, had):
             mismatches.append(f"verdict {i}: replay gives {got}, the journal has {had}")
     if recorded > len(pairs):
         mismatches.append(f"the journal has {recorded} verdicts, the replay reaches {len(pairs)}")

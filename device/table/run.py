@@ -8,12 +8,13 @@ terminal (or an emulator PNG/GIF, as ``[display]`` says).
 
 ``--script FILE`` replaces the keyboard with commands, one a line
 (``press 0 [TAG]``, ``arbiter pause``, ``arbiter resume``, ``confirm``,
-``status``, ``quit``), each answered on stdout with ``ack SEQ`` once the
+``reading JSON`` (a camera reading's payload), ``status``, ``quit``), each answered on stdout with ``ack SEQ`` once the
 event is journaled: what the fault tests drive and kill.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import threading
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from pegwatch.device.table.program import TableProgram
-from pegwatch.rules.match_flow import Phase
+from pegwatch.rules.flow import Phase
 
 logger = logging.getLogger(__name__)
 
@@ -186,9 +187,8 @@ def run_table(
     def say(line: str) -> None:
         print(line, file=out, flush=True)
 
-    program = TableProgram.open(
-        journal_path, players=cfg.players, rules=cfg.rules, clock=cfg.clock,
-        on_line=say if script is None else None, palette=_board_palette(cfg),
+    program = TableProgram.from_config(
+        cfg, journal_path, on_line=say if script is None else None, palette=_board_palette(cfg),
     )
     if program.flow.phase is Phase.MATCH_OVER:
         say(f"the match in {journal_path} is over; start a new one with --new")
@@ -251,6 +251,17 @@ def _run_script(program: TableProgram, script: str, out: IO[str]) -> int:
                 program.submit("press", payload)
             elif cmd == "arbiter" and args:
                 program.arbiter(args[0])
+            elif cmd == "reading" and args:
+                # What the camera would submit: one JSON payload (crash benchmark).
+                try:
+                    reading = json.loads(raw.split(None, 1)[1])
+                except ValueError as exc:
+                    print(f"error reading: not JSON: {exc}", file=out, flush=True)
+                    continue
+                if not isinstance(reading, dict):
+                    print("error reading: expected a JSON object", file=out, flush=True)
+                    continue
+                program.submit("reading", reading)
             elif cmd == "confirm":
                 checks = program.flow.checks()
                 if checks and checks[0] > 0:
