@@ -5,7 +5,7 @@ from __future__ import annotations
 from flow_script import FlowScript
 
 from pegwatch.rules.codes import score
-from pegwatch.rules.flow import MatchFlow, Phase, RowState, replay_events
+from pegwatch.rules.flow import MatchFlow, Phase, RowState, replay_events, verdict_agrees
 from pegwatch.rules.record import Role
 
 S = 1_000_000_000
@@ -142,22 +142,39 @@ def test_restart_pauses_until_arbiter_resumes():
     assert s.flow.remaining_ns(s.t)[0] == before[0] - 5 * S  # charged up to the boot only
 
 
-def test_replay_reaches_the_same_verdicts():
+def test_replay_reaches_the_verdicts_worked_out_by_hand():
     s = Script()
     s.press(0)
     s.secret(1, SECRET, "closed")
     s.row(1, 0, 1, ("red", "red", "green", "green"))
     s.row(1, 0, 1, ("blue", "yellow", "red", "green"), marks=(1, 2))
     s.secret(1, SECRET, "open")
-    pairs = replay_events(MatchFlow(("Ann", "Bob")), s.events)
-    assert pairs and all(a == b for a, b in pairs)
-    # A tampered verdict is caught.
-    tampered = [
-        (k, dict(p, row=99) if k == "verdict" and p.get("what") == "mismark" else p, t)
-        for k, p, t in s.events
+    # By hand, against red green blue yellow: row 1 holds the red in place
+    # and one green elsewhere (1B1W, marked so); row 2 holds all four
+    # colours, none in place (0B4W), marked 1B2W: the first mis-mark, on
+    # row 2, so Bob is credited with 3 attempts and no ½ VP (row 2 was not
+    # the code).
+    by_hand = [
+        {"what": "start", "game": 1, "codemaker": "Ann", "codebreaker": "Bob"},
+        {"what": "secret_seen", "game": 1},
+        {"what": "row", "game": 1, "row": 1, "guess": ["red", "red", "green", "green"],
+         "black": 1, "white": 1, "exact": True, "expected": {"black": 1, "white": 1}},
+        {"what": "row", "game": 1, "row": 2, "guess": ["blue", "yellow", "red", "green"],
+         "black": 1, "white": 2, "exact": True, "expected": {"black": 0, "white": 4}},
+        {"what": "mismark", "game": 1, "row": 2, "attempts": 3, "penalty_vp": 0.0},
+        {"what": "game", "game": 1, "verdict": {"attempts": 3, "mismarked_row": 2, "final": True,
+                                                "codemaker_penalty_vp": 0.0, "solved": False}},
     ]
-    pairs = replay_events(MatchFlow(("Ann", "Bob")), tampered)
-    assert any(a != b for a, b in pairs)
+    journal = [e for e in s.events if e[0] != "verdict"]
+    journal += [("verdict", v, s.t) for v in by_hand]
+    pairs = replay_events(MatchFlow(("Ann", "Bob")), journal)
+    assert len(pairs) == len(by_hand)
+    assert all(verdict_agrees(got, had) for got, had in pairs), pairs
+    # A verdict changed by one value is caught.
+    by_hand[4] = dict(by_hand[4], row=1)
+    journal = [e for e in s.events if e[0] != "verdict"] + [("verdict", v, s.t) for v in by_hand]
+    pairs = replay_events(MatchFlow(("Ann", "Bob")), journal)
+    assert [i for i, (got, had) in enumerate(pairs) if not verdict_agrees(got, had)] == [4]
 
 
 def test_both_players_pressing_together_confirm_a_checked_row_without_ending_a_turn():
