@@ -46,7 +46,7 @@ import numpy as np
 from pegwatch.rules.codes import score
 from pegwatch.simulation.baseline_hsv import read_hsv
 from pegwatch.simulation.hardset import PROFILES, hard_set, truth_reading
-from pegwatch.vision.calibration import calibrate, truth_from_record
+from pegwatch.vision.calibrate import calibrate, truth_from_record
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reader import BoardReader
 from pegwatch.vision.reading import EMPTY, OCCLUDED, ROW_OK, UNKNOWN, BoardReading

@@ -133,7 +133,7 @@ def calibrated_reader(profile_name: str = "invicta-12x4", *, seed: int = 7) -> t
     return ``(profile, reader, easy_conditions)``."""
     from pegwatch.simulation.hardset import calibration_contents
     from pegwatch.simulation.render import Conditions, render
-    from pegwatch.vision.calibration import calibrate, truth_from_record
+    from pegwatch.vision.calibrate import calibrate, truth_from_record
     from pegwatch.vision.profile import load_profile
     from pegwatch.vision.reader import BoardReader
 

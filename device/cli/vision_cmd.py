@@ -103,7 +103,7 @@ def parse_corners(text: str) -> list[tuple[float, float]]:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from pegwatch.vision.calibration import calibrate, truth_from_record
+    from pegwatch.vision.calibrate import calibrate, truth_from_record
     from pegwatch.vision.profile import DEFAULT_PROFILE, load_profile
 
     profile = load_profile(args.profile or DEFAULT_PROFILE)

@@ -9,7 +9,8 @@ import cv2
 import pytest
 
 from pegwatch.simulation.hardset import Table, make_table
-from pegwatch.vision.calibration import Calibration, calibrate, truth_from_record
+from pegwatch.vision.calibrate import calibrate, truth_from_record
+from pegwatch.vision.calibration import Calibration
 
 
 def _calibrate(table: Table, **kw) -> Calibration:

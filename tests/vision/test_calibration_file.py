@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from pegwatch.simulation.hardset import calibration_contents, truth_record
-from pegwatch.vision.calibration import Calibration, CalibrationError, calibrate, truth_from_record
+from pegwatch.vision.calibrate import calibrate, truth_from_record
+from pegwatch.vision.calibration import Calibration, CalibrationError
 from pegwatch.vision.reader import BoardReader
 from pegwatch.vision.reading import ReadingRecordError
 
