@@ -206,7 +206,7 @@ def test_installer_into_a_scratch_root_is_idempotent(tmp_path, source):
     assert config.display.kind == "ssd1306" and config.display.save == ""
     assert config.on_pi and config.camera == "picamera2"
     assert (root / "etc/modules-load.d/pegwatch.conf").read_text() == "i2c-dev\n"
-    assert (root / "opt/pegwatch/device/table/journal.py").is_file()
+    assert (root / "opt/pegwatch/device/table/journal/store.py").is_file()
     assert not (root / "opt/pegwatch/.venv").exists()  # dry run: pip and venv only printed
     assert "would run: systemctl enable pegwatch.service" in first
     assert "--system-site-packages" in first
