@@ -81,6 +81,7 @@ from pegwatch.device.table.journal import (
     JournalWriter,
     PendingEvent,
     Timeline,
+    thaw,
 )
 from pegwatch.device.table.vision_worker import VisionWorker
 from pegwatch.rules.codes import EMPTY
@@ -814,7 +815,7 @@ def flow_from_journal(
     for event in events:
         cont = line.add(event)
         if event.kind in FLOW_KINDS:
-            produced.extend(flow.apply(event.kind, _plain(event.payload), cont).verdicts)
+            produced.extend(flow.apply(event.kind, thaw(event.payload), cont).verdicts)
         elif event.kind == "verdict":
             recorded += 1
     return flow, line, events, produced[recorded:]
@@ -850,7 +851,7 @@ def replay_journal(path: str | Path) -> ReplayResult:
     for event in events:
         cont = line.add(event)
         if event.kind in (*FLOW_KINDS, "verdict"):
-            stream.append((event.kind, _plain(event.payload), cont))
+            stream.append((event.kind, thaw(event.payload), cont))
     pairs = replay_events(flow, stream)
     mismatches: list[str] = []
     recorded = sum(1 for k, _, _ in stream if k == "verdict")
@@ -873,12 +874,3 @@ def _muted_in(events: Sequence[JournalEvent]) -> bool | None:
         if event.kind == "menu" and event.payload.get("action") in ("mute", "unmute"):
             muted = event.payload.get("action") == "mute"
     return muted
-
-
-def _plain(value: Any) -> Any:
-    """Journal payloads are frozen views: turn them back into dicts and lists."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
-    return value
