@@ -37,7 +37,7 @@ from pegwatch.device.table.program import TableProgram
 from pegwatch.device.table.vision_worker import VisionWorker
 from pegwatch.rules.codes import score
 from pegwatch.rules.errors import BadInput
-from pegwatch.rules.flow import MatchFlow, Phase, preset_clock_factory
+from pegwatch.rules.flow import MatchFlow, Phase, Verdict, preset_clock_factory
 
 logger = logging.getLogger(__name__)
 
@@ -208,7 +208,7 @@ class DemoResult:
     """What the demo produced."""
 
     transcript: list[str]
-    verdicts: list[dict[str, Any]]
+    verdicts: list[Verdict]
     result: dict[str, Any]
     journal: Path
     gif: Path | None

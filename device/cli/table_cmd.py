@@ -91,7 +91,7 @@ def _replay(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({
             "events": result.events,
-            "verdicts": list(result.verdicts),
+            "verdicts": [v.to_json() for v in result.verdicts],
             "mismatches": list(result.mismatches),
             "phase": result.flow.phase.value,
             "illegal_moves": result.flow.illegal_counts(),

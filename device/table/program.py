@@ -91,8 +91,18 @@ from pegwatch.rules.flow import (
     Outcome,
     Phase,
     RowState,
+    Verdict,
     replay_events,
     verdict_agrees,
+)
+from pegwatch.rules.flow.verdicts import (
+    Check,
+    Flag,
+    Illegal,
+    Inconsistent,
+    JointConfirm,
+    Mismark,
+    RowJudged,
 )
 from pegwatch.rules.record import Role as RecordRole
 
@@ -118,7 +128,7 @@ TABLE_MENU_ITEMS = (
 )
 
 #: The verdicts that call for a person at the table: an alert on the buzzer.
-ALERT_VERDICTS = ("mismark", "inconsistent", "check", "illegal")
+ALERT_VERDICTS = (Mismark, Inconsistent, Check, Illegal)
 
 
 class DisplaySink(Protocol):
@@ -186,7 +196,7 @@ class TableProgram(Closeable):
         self.heartbeat_ns = heartbeat_ns
         self.queue: queue.Queue[_Queued] = queue.Queue()
         self.transcript: list[str] = []
-        self.verdicts: list[dict[str, Any]] = []
+        self.verdicts: list[Verdict] = []
         self.alarm: str | None = None
         self.camera_message: str | None = None
         self.display_failures: dict[int, str] = {}
@@ -255,7 +265,7 @@ class TableProgram(Closeable):
             # crash, which the crash kept from the journal: written now, in order.
             last_at = events[-1].at_ns if events[-1].boot_id == journal.boot_id else 0
             for verdict in missing:
-                program.writer.append("verdict", verdict, at_ns=max(now, last_at))
+                program.writer.append("verdict", verdict.to_json(), at_ns=max(now, last_at))
             # A restart: journal it at once, paused, waiting for the arbiter.
             event = program.writer.append("boot", {"after_seq": journal.last_seq}, at_ns=now)
             cont = line.add(event) if isinstance(event, JournalEvent) else line.last_ns
@@ -608,20 +618,19 @@ class TableProgram(Closeable):
     def _emit(self, outcome: Outcome, raw: int | None = None) -> None:
         stamp = self._last_raw if raw is None else raw
         for verdict in outcome.verdicts:
-            self.writer.append("verdict", verdict, at_ns=stamp)
+            self.writer.append("verdict", verdict.to_json(), at_ns=stamp)
             self.verdicts.append(verdict)
-            if verdict.get("what") in ("row", "check") and isinstance(verdict.get("row"), int):
-                self.verdict_ns.setdefault((int(verdict["game"]), int(verdict["row"])), time.monotonic_ns())
+            if isinstance(verdict, RowJudged | Check):
+                self.verdict_ns.setdefault((verdict.game, verdict.row), time.monotonic_ns())
         for line in outcome.lines:
             self._say(line)
-        whats = {verdict.get("what") for verdict in outcome.verdicts}
-        if "flag" in whats:
+        if any(isinstance(verdict, Flag) for verdict in outcome.verdicts):
             self._sound(Alert.FLAG)
-        if whats.intersection(ALERT_VERDICTS):
+        if any(isinstance(verdict, ALERT_VERDICTS) for verdict in outcome.verdicts):
             self._sound(Alert.ALERT)
         for verdict in outcome.verdicts:
-            if verdict.get("what") == "joint_confirm":
-                self.confirm_row_from_camera(int(verdict["game"]), int(verdict["row"]), by="players")
+            if isinstance(verdict, JointConfirm):
+                self.confirm_row_from_camera(verdict.game, verdict.row, by="players")
         if outcome.ignored:
             logger.info("ignored: %s", outcome.ignored)
 
@@ -796,7 +805,7 @@ def flow_from_journal(
     players: tuple[str, str] | None = None,
     rules: str = "mso",
     clock: str = "mso-mastermind",
-) -> tuple[MatchFlow, Timeline, list[JournalEvent], list[dict[str, Any]]]:
+) -> tuple[MatchFlow, Timeline, list[JournalEvent], list[Verdict]]:
     """Rebuild the flow from a journal: its ``match`` event (if any) names the
     players and presets; every flow event is applied at its continuous time.
 
@@ -810,7 +819,7 @@ def flow_from_journal(
         raise FlowError(f"{journal.path}: no match event names the players")
     flow = MatchFlow(players, rules=rules, clock_factory=preset_clock_factory(clock))
     line = Timeline()
-    produced: list[dict[str, Any]] = []
+    produced: list[Verdict] = []
     recorded = 0
     for event in events:
         cont = line.add(event)
@@ -826,7 +835,7 @@ class ReplayResult:
     """What re-running a journal gave: the flow, its verdicts, and mismatches."""
 
     flow: MatchFlow
-    verdicts: tuple[dict[str, Any], ...]
+    verdicts: tuple[Verdict, ...]
     mismatches: tuple[str, ...]
     events: int
     #: The buzzer's mute state at the end (None: never changed at the table).
@@ -852,14 +861,18 @@ def replay_journal(path: str | Path) -> ReplayResult:
         cont = line.add(event)
         if event.kind in (*FLOW_KINDS, "verdict"):
             stream.append((event.kind, thaw(event.payload), cont))
-    pairs = replay_events(flow, stream)
+    try:
+        pairs = replay_events(flow, stream)
+    except FlowError as exc:
+        # A damaged event: one line that names the journal, not only the field.
+        raise FlowError(f"{p}: replaying its events: {exc}") from None
     mismatches: list[str] = []
     recorded = sum(1 for k, _, _ in stream if k == "verdict")
     for i, (got, had) in enumerate(pairs, start=1):
         if had is None:
-            mismatches.append(f"verdict {i}: replay gives {got}, the journal has none")
+            mismatches.append(f"verdict {i}: replay gives {got.to_json()}, the journal has none")
         elif not verdict_agrees(got, had):
-            mismatches.append(f"verdict {i}: replay gives {got}, the journal has {had}")
+            mismatches.append(f"verdict {i}: replay gives {got.to_json()}, the journal has {had}")
     if recorded > len(pairs):
         mismatches.append(f"the journal has {recorded} verdicts, the replay reaches {len(pairs)}")
     return ReplayResult(

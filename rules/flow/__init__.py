@@ -24,7 +24,6 @@ from pegwatch.rules.flow.state import (
     FlowRow,
     GameState,
     IllegalMove,
-    Outcome,
     Phase,
     ReadPhase,
     ReadRequest,
@@ -32,6 +31,7 @@ from pegwatch.rules.flow.state import (
     RowState,
     Settled,
 )
+from pegwatch.rules.flow.verdicts import Outcome, Verdict, verdict_from_json
 
 __all__ = [
     "BOTH_PLAYERS_WINDOW_NS",
@@ -52,7 +52,9 @@ __all__ = [
     "ReplayMismatch",
     "RowState",
     "Settled",
+    "Verdict",
     "preset_clock_factory",
     "replay_events",
     "verdict_agrees",
+    "verdict_from_json",
 ]

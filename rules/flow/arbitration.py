@@ -12,13 +12,13 @@ from pegwatch.rules.flow.settlement import Settlement
 from pegwatch.rules.flow.state import (
     FlowError,
     GameState,
-    Outcome,
     Phase,
     RowState,
     code_of,
     int_of,
     seat_of,
 )
+from pegwatch.rules.flow.verdicts import Entered, Outcome, Verdict
 
 __all__ = ["Arbitration"]
 
@@ -148,11 +148,10 @@ class Arbitration(Settlement):
                  f"{' '.join(guess) if guess is not None else '?'}"
                  + (f" -> {marks}" if marks is not None else "")]
         lines.extend(self._reopen(g, row_no))
-        verdicts: list[dict[str, Any]] = [self._verdict(
-            "entered", g, row=row_no, by=by,
-            guess=list(guess) if guess is not None else None,
-            black=None if marks is None else marks.black,
-            white=None if marks is None else marks.white,
+        verdicts: list[Verdict] = [Entered(
+            g.number, row_no, by, guess,
+            None if marks is None else marks.black,
+            None if marks is None else marks.white,
         )]
         if changed_guess and guess is not None:
             legal = self._after_guess(g, row_no)

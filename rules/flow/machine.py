@@ -74,13 +74,22 @@ from pegwatch.rules.flow.state import (
     FlowError,
     FlowRow,
     GameState,
-    Outcome,
     Phase,
     RowState,
     Settled,
     code_of,
     int_of,
     seat_of,
+)
+from pegwatch.rules.flow.verdicts import (
+    VERDICT_TYPES,
+    Check,
+    Flag,
+    JointConfirm,
+    Outcome,
+    SecretSeen,
+    Start,
+    Verdict,
 )
 
 __all__ = ["BOTH_PLAYERS_WINDOW_NS", "MatchFlow", "replay_events", "verdict_agrees"]
@@ -136,8 +145,7 @@ class MatchFlow(Arbitration):
             self.game_clock.apply(ClockEvent("start", at_ns, player=1))
             self.phase = Phase.GUESS
             return Outcome(
-                verdicts=(self._verdict("start", g, codemaker=self.players[g.codemaker],
-                                        codebreaker=self.players[g.codebreaker]),),
+                verdicts=(Start(g.number, self.players[g.codemaker], self.players[g.codebreaker]),),
                 lines=(f"game {g.number}: {self.players[g.codemaker]} set the code and started "
                        f"{self.players[g.codebreaker]}'s clock",),
             )
@@ -202,7 +210,7 @@ class MatchFlow(Arbitration):
         if other is None or at_ns - other > BOTH_PLAYERS_WINDOW_NS:
             return None
         return Outcome(
-            verdicts=(self._verdict("joint_confirm", g, row=rows[0]),),
+            verdicts=(JointConfirm(g.number, rows[0]),),
             lines=(f"game {g.number} row {rows[0]}: both players confirm the row",),
         )
 
@@ -214,7 +222,7 @@ class MatchFlow(Arbitration):
         role = g.role_of(seat)
         g.timeout = role
         lines = [f"game {g.number}: FLAG, {self.players[seat]} ({role.value}) ran out of time"]
-        verdicts = [self._verdict("flag", g, player=self.players[seat], role=role.value)]
+        verdicts: list[Verdict] = [Flag(g.number, self.players[seat], role.value)]
         lines.extend(self._end_game(g, at_ns, EndReason.FLAG))
         return Outcome(verdicts=tuple(verdicts), lines=tuple(lines))
 
@@ -238,7 +246,7 @@ class MatchFlow(Arbitration):
             if status != OK:
                 g.rows[row_no - 1] = replace(row, guess_state=RowState.CHECK, guess_reading=reading)
                 return Outcome(
-                    verdicts=(self._verdict("check", g, row=row_no, half="guess", status=status),),
+                    verdicts=(Check(g.number, row_no, "guess", status),),
                     lines=(f"game {g.number} row {row_no}: guess reading {status}: CHECK ROW {row_no}",),
                 )
             guess = code_of(payload.get("guess"), self.variant.holes, "reading.guess")
@@ -251,7 +259,7 @@ class MatchFlow(Arbitration):
             if status != OK:
                 g.rows[row_no - 1] = replace(row, marks_state=RowState.CHECK, marks_reading=reading)
                 return Outcome(
-                    verdicts=(self._verdict("check", g, row=row_no, half="marks", status=status),),
+                    verdicts=(Check(g.number, row_no, "marks", status),),
                     lines=(f"game {g.number} row {row_no}: marks reading {status}: CHECK ROW {row_no}",),
                 )
             marks = Feedback(int_of(payload, "black"), int_of(payload, "white"))
@@ -271,7 +279,7 @@ class MatchFlow(Arbitration):
             # itself is never shown.
             lines: list[str] = [f"game {g.number}: the camera saw the code as it was set "
                                 "(kept, never shown): marks are checked exactly"]
-            verdicts: list[dict[str, Any]] = [self._verdict("secret_seen", g)]
+            verdicts: list[Verdict] = [SecretSeen(g.number)]
             out = self._judge(g)
             return Outcome(verdicts=(*verdicts, *out.verdicts), lines=(*lines, *out.lines))
         if g.secret_state is RowState.READ:
@@ -279,7 +287,7 @@ class MatchFlow(Arbitration):
         if status != OK:
             g.secret_state = RowState.CHECK
             return Outcome(
-                verdicts=(self._verdict("check", g, row=0, half="secret", status=status),),
+                verdicts=(Check(g.number, 0, "secret", status),),
                 lines=(f"game {g.number}: secret reading {status}: CHECK THE SECRET",),
             )
         return self._reveal(g, code_of(payload.get("code"), self.variant.holes, "reading.code"), "camera")
@@ -308,21 +316,21 @@ _HANDLERS = {
 
 def replay_events(
     flow: MatchFlow, events: Iterable[tuple[str, Mapping[str, Any], int]]
-) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+) -> list[tuple[Verdict, dict[str, Any] | None]]:
     """Feed ``events`` (kind, payload, at_ns) to ``flow`` and pair each verdict
     it produces with the verdict journaled for it (None when missing).
 
     The journaled verdicts must come in the same order as the flow produces
     them; any pair that differs is a mismatch for the caller to report.
     """
-    produced: list[dict[str, Any]] = []
+    produced: list[Verdict] = []
     recorded: list[dict[str, Any]] = []
     for kind, payload, at_ns in events:
         if kind == "verdict":
             recorded.append(dict(payload))
             continue
         produced.extend(flow.apply(kind, payload, at_ns).verdicts)
-    pairs: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
+    pairs: list[tuple[Verdict, dict[str, Any] | None]] = []
     for i, v in enumerate(produced):
         pairs.append((v, recorded[i] if i < len(recorded) else None))
     return pairs
@@ -336,6 +344,8 @@ def verdict_agrees(produced: object, journaled: object) -> bool:
     gain keys over versions (the records are a contract that grows by
     additions), and a journal an arbiter kept must still replay.
     """
+    if isinstance(produced, VERDICT_TYPES):
+        produced = produced.to_json()
     if isinstance(produced, Mapping) and isinstance(journaled, Mapping):
         return all(k in produced and verdict_agrees(produced[k], v) for k, v in journaled.items())
     if isinstance(produced, list | tuple) and isinstance(journaled, list | tuple):

@@ -7,8 +7,6 @@ on the record of the rows read so far.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pegwatch.rules.clock import ClockEvent
 from pegwatch.rules.codes import Code, Feedback
 from pegwatch.rules.flow.core import FlowCore
@@ -16,10 +14,19 @@ from pegwatch.rules.flow.state import (
     EndReason,
     GameState,
     IllegalMove,
-    Outcome,
     Phase,
     RowState,
     Settled,
+)
+from pegwatch.rules.flow.verdicts import (
+    GameResult,
+    Illegal,
+    Inconsistent,
+    MatchResult,
+    Mismark,
+    Outcome,
+    RowJudged,
+    Verdict,
 )
 from pegwatch.rules.judge import is_incomplete, judge_game, judge_match
 from pegwatch.rules.legality import IllegalGuessError, check_guess, colours_in
@@ -63,8 +70,7 @@ class Settlement(FlowCore):
                 # the arbiter should be called".
                 line += f" ({name}'s illegal move {known.number} this game: call the arbiter)"
             return Outcome(
-                verdicts=(self._verdict("illegal", g, row=row_no, reason=str(exc), player=name,
-                                        count=known.number),),
+                verdicts=(Illegal(g.number, row_no, str(exc), name, known.number),),
                 lines=(line,),
             )
         if known is not None and known.settled is None:
@@ -136,36 +142,33 @@ class Settlement(FlowCore):
         record = self.game_record(g)
         verdict = judge_game(record, self.variant, extra_colours="unjudged")
         g.verdict = verdict
-        verdicts: list[dict[str, Any]] = []
+        verdicts: list[Verdict] = []
         lines: list[str] = []
         # Report each row once, in order, as soon as it is fully read.
         for number, row in enumerate(record.rows, start=1):
             if row.marks is None or number in g.reported:
                 continue
             g.reported.add(number)
-            expected = None
+            expected: Feedback | None = None
             incomplete = is_incomplete(row.guess, self.variant)
             if verdict.expected_marks is not None and not incomplete:
-                exp = verdict.expected_marks[number - 1]
-                expected = {"black": exp.black, "white": exp.white}
-            verdicts.append(self._verdict(
-                "row", g, row=number, guess=list(row.guess),
-                black=row.marks.black, white=row.marks.white,
+                expected = verdict.expected_marks[number - 1]
+            verdicts.append(RowJudged(
+                g.number, number, row.guess, row.marks.black, row.marks.white,
                 exact=record.secret is not None, expected=expected,
             ))
             lines.append(
                 f"game {g.number} row {number}: {' '.join(row.guess)} -> {row.marks}"
                 + (" (incomplete row: marks not judged)" if incomplete else "")
                 + ("" if expected is None else (
-                    " (correct)" if row.marks == Feedback(expected["black"], expected["white"])
-                    else f" (should be {expected['black']}B{expected['white']}W)"))
+                    " (correct)" if row.marks == expected
+                    else f" (should be {expected.black}B{expected.white}W)"))
             )
         if record.secret is not None and verdict.mismarked_row is not None and not verdict.mismark_by_timeout:
             k = verdict.mismarked_row
             if g.announced_mismark != k:
                 g.announced_mismark = k
-                verdicts.append(self._verdict("mismark", g, row=k, attempts=verdict.attempts,
-                                              penalty_vp=verdict.codemaker_penalty_vp))
+                verdicts.append(Mismark(g.number, k, verdict.attempts, verdict.codemaker_penalty_vp))
                 lines.append(f"game {g.number}: MIS-MARK on row {k}: "
                              f"{self.players[g.codebreaker]} is credited with {verdict.attempts} attempts")
                 if g.ended_ns is None:
@@ -173,7 +176,7 @@ class Settlement(FlowCore):
                     lines.extend(self._end_game(g, marked.marks_ns or self.last_ns, EndReason.MISMARK))
         elif record.secret is None and verdict.consistent == 0 and not g.announced_inconsistent:
             g.announced_inconsistent = True
-            verdicts.append(self._verdict("inconsistent", g, suspects=list(verdict.suspect_rows or ())))
+            verdicts.append(Inconsistent(g.number, tuple(verdict.suspect_rows or ())))
             lines.append(f"game {g.number}: no code fits the marks: some row is mis-marked; "
                          "call the arbiter (judged when the secret is revealed)")
         if g.ended_ns is None and verdict.solved_row is not None:
@@ -213,24 +216,18 @@ class Settlement(FlowCore):
         maker, breaker = self.players[g.codemaker], self.players[g.codebreaker]
         lines = [f"game {g.number}: {breaker} is credited with {verdict.attempts} attempts"
                  + (f"; {maker} loses {verdict.codemaker_penalty_vp} VP" if verdict.codemaker_penalty_vp else "")]
-        verdicts = [self._verdict("game", g, verdict=verdict.to_json())]
+        verdicts: list[Verdict] = [GameResult(g.number, verdict)]
         if len([x for x in self.games if x.final]) >= self.variant.games_per_match:
             mv = judge_match(self.match_record(), self.variant, extra_colours="unjudged")
             self.match_verdict = mv
             self.phase = Phase.MATCH_OVER
-            match: dict[str, Any] = {"what": "match", "vp": mv.vp, "attempts": mv.attempts,
-                                     "penalties_vp": mv.penalties_vp}
             illegal = self.illegal_counts()
-            if any(illegal.values()):
-                # Only when there were any, so that journals written before
-                # the count existed still replay to the same verdicts.
-                match["illegal_moves"] = illegal
-            verdicts.append(match)
+            # The illegal moves only when there were any, so that journals
+            # written before the count existed still replay to the same verdicts.
+            verdicts.append(MatchResult(mv.vp, mv.attempts, mv.penalties_vp,
+                                        illegal if any(illegal.values()) else None))
             vp = ", ".join(f"{p} {mv.vp[p]:g} VP ({mv.attempts[p]} attempts)" for p in self.players)
             if any(illegal.values()):
                 vp += "; illegal moves: " + ", ".join(f"{p} {illegal[p]}" for p in self.players)
             lines.append(f"match over: {vp}")
         return Outcome(verdicts=tuple(verdicts), lines=tuple(lines))
-
-    def _verdict(self, what: str, g: GameState, **fields: Any) -> dict[str, Any]:
-        return {"what": what, "game": g.number, **fields}

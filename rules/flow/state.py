@@ -24,7 +24,6 @@ __all__ = [
     "FlowRow",
     "GameState",
     "IllegalMove",
-    "Outcome",
     "Phase",
     "ReadPhase",
     "ReadRequest",
@@ -203,17 +202,6 @@ class GameState:
     def role_of(self, seat: int) -> Role:
         """The role of ``seat`` in this game."""
         return Role.CODEMAKER if seat == self.codemaker else Role.CODEBREAKER
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one event changed: verdict payloads for the journal and lines
-    for the transcript and the display."""
-
-    verdicts: tuple[dict[str, Any], ...] = ()
-    lines: tuple[str, ...] = ()
-    ignored: str | None = None
-
 
 
 def seat_of(payload: Mapping[str, Any], key: str = "player") -> int:

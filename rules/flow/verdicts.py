@@ -19,6 +19,7 @@ from pegwatch.rules.flow.state import FlowError
 from pegwatch.rules.verdict import GameVerdict
 
 __all__ = [
+    "VERDICT_TYPES",
     "Check",
     "Entered",
     "Flag",
@@ -28,6 +29,7 @@ __all__ = [
     "JointConfirm",
     "MatchResult",
     "Mismark",
+    "Outcome",
     "RowJudged",
     "SecretSeen",
     "Start",
@@ -239,17 +241,26 @@ Verdict = (Start | JointConfirm | Flag | Check | Illegal | SecretSeen | Entered 
            | Mismark | Inconsistent | GameResult | MatchResult)
 """Every verdict the flow gives."""
 
-_BY_WHAT: dict[str, Any] = {
-    cls.what: cls
-    for cls in (Start, JointConfirm, Flag, Check, Illegal, SecretSeen, Entered, RowJudged,
-                Mismark, Inconsistent, GameResult, MatchResult)
-}
+
+
+VERDICT_TYPES = (Start, JointConfirm, Flag, Check, Illegal, SecretSeen, Entered, RowJudged,
+                 Mismark, Inconsistent, GameResult, MatchResult)
 
 
 def verdict_from_json(data: Mapping[str, Any]) -> Verdict:
     """The verdict a journal holds (the inverse of ``to_json``)."""
-    cls = _BY_WHAT.get(str(data.get("what")))
+    cls = {c.what: c for c in VERDICT_TYPES}.get(str(data.get("what")))
     if cls is None:
         raise FlowError(f"verdict: unknown kind {data.get('what')!r}")
     verdict: Verdict = cls._from_fields(data)
     return verdict
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one event changed: verdict payloads for the journal and lines
+    for the transcript and the display."""
+
+    verdicts: tuple[Verdict, ...] = ()
+    lines: tuple[str, ...] = ()
+    ignored: str | None = None

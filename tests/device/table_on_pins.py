@@ -88,7 +88,7 @@ class TableOnPins:
         return [e for e in self.program.journal.events() if e.kind == kind]
 
     def verdicts(self, what):
-        return [v for v in self.program.verdicts if v.get("what") == what]
+        return [v for v in self.program.verdicts if v.what == what]
 
     def played(self):
         assert self.hardware.sounder.wait_until_quiet(5)

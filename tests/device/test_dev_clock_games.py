@@ -176,7 +176,7 @@ def test_low_time_warning_then_flag(table, drive, fake_time):
     t.step()
     [flag] = t.events("flag")
     assert flag.payload["player"] == 1 and flag.payload["flag_ns"] == t_start + 8 * MIN
-    assert [v["player"] for v in t.verdicts("flag")] == ["Bob"]
+    assert [v.player for v in t.verdicts("flag")] == ["Bob"]
     assert t.played() == [Alert.LOW_TIME, Alert.LOW_TIME, Alert.FLAG]
     assert t.beeps() == 2 + 3
     model = t.program.display_model()
@@ -337,7 +337,7 @@ def test_full_mso_match_two_games_roles_reversed(table, drive, fake_time):
     assert [p.remaining_ns for p in model.players] == [8 * MIN, 4 * MIN]  # a fresh clock
     fake_time.advance_s(8 * 60 + 1)
     t.step()
-    assert [v["player"] for v in t.verdicts("flag")] == ["Alice"]
+    assert [v.player for v in t.verdicts("flag")] == ["Alice"]
     assert program.display_model().message.text == "FLAG Alice"
     assert t.played()[-1] is Alert.FLAG
     t.secret("open", ("orange", "white", "white", "black"))

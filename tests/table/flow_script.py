@@ -20,6 +20,8 @@ class FlowScript:
         self.events.append((kind, payload, self.t))
         out = self.flow.apply(kind, payload, self.t)
         self.lines.extend(out.lines)
-        self.verdicts.extend(out.verdicts)
-        self.events.extend(("verdict", v, self.t) for v in out.verdicts)
+        # As the table journals them: the verdicts' JSON.
+        journaled = [v.to_json() for v in out.verdicts]
+        self.verdicts.extend(journaled)
+        self.events.extend(("verdict", v, self.t) for v in journaled)
         return out

@@ -162,7 +162,7 @@ def test_a_hand_entered_mis_mark_is_caught_and_replay_agrees(table):
     t.player(0)  # Ann marks: a hand over the key pegs
     t.reading(1, "marks", guess, 3, 0, status="occluded")
     assert t.program.flow.checks() == (1,)
-    assert not any(v["what"] == "mismark" for v in t.program.verdicts)
+    assert not any(v.what == "mismark" for v in t.program.verdicts)
 
     t.choose(MenuItem.ENTER_ROW)
     target = t.program.menu.entry.target
@@ -175,16 +175,16 @@ def test_a_hand_entered_mis_mark_is_caught_and_replay_agrees(table):
     marks = [e.payload for e in t.events("arbiter") if e.payload["action"] == "confirm_row"]
     assert marks[0]["by"] == "arbiter" and (marks[0]["black"], marks[0]["white"]) == (2, 0)
     assert "guess" not in marks[0]
-    mismarks = [v for v in t.program.verdicts if v["what"] == "mismark"]
-    assert [m["row"] for m in mismarks] == [1]
-    rows = [v for v in t.program.verdicts if v["what"] == "row"]
-    assert rows[-1]["expected"] == {"black": 1, "white": 1}
+    mismarks = [v for v in t.program.verdicts if v.what == "mismark"]
+    assert [m.row for m in mismarks] == [1]
+    rows = [v for v in t.program.verdicts if v.what == "row"]
+    assert rows[-1].expected == (1, 1)
     assert t.program.display_model().message.text == "MIS-MARK ROW 1"
     t.program.close()
     replay = replay_journal(t.path)
     assert replay.mismatches == ()
-    assert [v["what"] for v in replay.verdicts] == [v["what"] for v in t.program.verdicts]
-    assert any(v["what"] == "mismark" and v["row"] == 1 for v in replay.verdicts)
+    assert [v.what for v in replay.verdicts] == [v.what for v in t.program.verdicts]
+    assert any(v.what == "mismark" and v.row == 1 for v in replay.verdicts)
 
 
 def test_correct_marks_entered_by_hand_are_not_a_mis_mark(table):
@@ -197,7 +197,7 @@ def test_correct_marks_entered_by_hand_are_not_a_mis_mark(table):
     t.choose(MenuItem.ENTER_ROW)
     t.enter(black=1, white=1)
     t.arbiter_short()
-    assert not any(v["what"] == "mismark" for v in t.program.verdicts)
+    assert not any(v.what == "mismark" for v in t.program.verdicts)
     assert t.program.flow.game.rows[0].marks_state is RowState.READ
 
 
@@ -242,7 +242,7 @@ def test_a_broken_camera_never_answers_and_the_arbiter_enters_the_row(table):
     row = t.program.flow.game.rows[0]
     assert row.guess == ("blue", "red", "green", "yellow") and row.marks == (1, 3)
     assert row.is_judgeable and row.confirmed_by == "arbiter"
-    assert not any(v["what"] == "mismark" for v in t.program.verdicts)
+    assert not any(v.what == "mismark" for v in t.program.verdicts)
     # A late camera answer does not overrule the arbiter.
     t.reading(1, "guess", ("white", "white", "white", "white"))
     assert t.program.flow.game.rows[0].guess == ("blue", "red", "green", "yellow")

@@ -20,6 +20,7 @@ from pegwatch.device.table.program import TableProgram, replay_journal
 from pegwatch.device.table.vision_worker import VisionWorker
 from pegwatch.rules.codes import Feedback, score
 from pegwatch.rules.flow import MatchFlow, Phase, replay_events
+from pegwatch.rules.flow.verdicts import Illegal
 from pegwatch.rules.judge import is_incomplete, judge_game
 from pegwatch.rules.record import GameRecord, Row
 from pegwatch.rules.variants import get_variant
@@ -174,7 +175,7 @@ def test_the_second_illegal_move_of_a_player_calls_the_arbiter_and_the_match_cou
     # Replay: the same events give the same verdicts, counts included.
     again = MatchFlow(PLAYERS)
     pairs = replay_events(again, s.events)
-    assert pairs and all(got == had for got, had in pairs)
+    assert pairs and all(got.to_json() == had for got, had in pairs)
     assert again.illegal_counts() == {"Ann": 1, "Bob": 2}
 
 
@@ -244,7 +245,7 @@ def test_an_incomplete_row_on_the_board_shows_illegal_row_not_check_row(table, t
     program.press(0, clock())
     frames(4)
     assert program.display_model().message is None
-    assert not [v for v in program.verdicts if v["what"] == "mismark"]
+    assert not [v for v in program.verdicts if v.what == "mismark"]
     # Bob again: a second incomplete row calls the arbiter.
     scene.place_guess(2, ("green", "empty", "empty", "yellow"))
     clock.advance(20 * S)
@@ -262,7 +263,7 @@ def test_an_incomplete_row_on_the_board_shows_illegal_row_not_check_row(table, t
     program.close()
     result = replay_journal(tmp_path / "j.sqlite")
     assert not result.mismatches
-    assert [v["count"] for v in result.verdicts if v["what"] == "illegal"] == [1, 2]
+    assert [v.count for v in result.verdicts if isinstance(v, Illegal)] == [1, 2]
     assert result.flow.illegal_counts() == {"Ann": 0, "Bob": 2}
 
 

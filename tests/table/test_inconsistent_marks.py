@@ -91,7 +91,7 @@ def test_the_table_journals_it_shows_it_and_replays_it(tmp_path):
         program.close()
     result = replay_journal(tmp_path / "j.sqlite")
     assert result.mismatches == ()
-    assert [v["what"] for v in result.verdicts].count("inconsistent") == 1
+    assert [v.what for v in result.verdicts].count("inconsistent") == 1
 
 
 def test_more_colours_than_the_set_has_is_never_judged_and_never_crashes_the_table():

@@ -186,7 +186,7 @@ def test_both_players_pressing_together_confirm_a_checked_row_without_ending_a_t
     # Ann (codemaker) is on move; Bob presses first, then Ann within half a second.
     s.press(1)
     out = s.press(0, dt=200_000_000)
-    assert [v["what"] for v in out.verdicts] == ["joint_confirm"]
+    assert [v.what for v in out.verdicts] == ["joint_confirm"]
     assert s.flow.phase is Phase.MARKS  # Ann's press did not confirm the marks
     s.ev("arbiter", action="confirm_row", game=1, row=1, guess=["red", "red", "green", "green"],
          by="players")
@@ -227,12 +227,12 @@ def test_random_event_streams_replay_to_the_same_verdicts():
             t += dt
             events.append((kind, payload, t))
             for v in flow.apply(kind, payload, t).verdicts:
-                events.append(("verdict", v, t))
+                events.append(("verdict", v.to_json(), t))
             # Never a mis-mark from a reading that was not certain.
             for r in flow.game.rows:
                 if r.needs_check:
                     assert flow.game.announced_mismark != r.number
         pairs = replay_events(MatchFlow(("Ann", "Bob")), events)
-        assert all(a == b for a, b in pairs)
+        assert all(a.to_json() == b for a, b in pairs)
 
     run()

@@ -18,6 +18,7 @@ import pytest
 
 from pegwatch.device.cli import main
 from pegwatch.device.table.program import replay_journal
+from pegwatch.rules.flow.verdicts import MatchResult
 
 GOLDEN = Path(__file__).parent / "data" / "demo-match-v1.sqlite"
 
@@ -43,10 +44,10 @@ def test_an_earlier_versions_journal_replays_to_its_own_verdicts(journal):
     # the row of the mis-mark plus one); game 2, Alice breaks and her time
     # runs out, so 13 (the failure count). Fewer attempts wins the match VP.
     match = result.verdicts[-1]
-    assert match["what"] == "match"
-    assert match["attempts"] == {"Alice": 13, "Bob": 4}
-    assert match["vp"] == {"Alice": 0.0, "Bob": 1.0}
-    whats = [v["what"] for v in result.verdicts]
+    assert isinstance(match, MatchResult)
+    assert match.attempts == {"Alice": 13, "Bob": 4}
+    assert match.vp == {"Alice": 0.0, "Bob": 1.0}
+    whats = [v.what for v in result.verdicts]
     assert whats.count("mismark") == 1 and whats.count("flag") == 1 and whats.count("game") == 2
 
 

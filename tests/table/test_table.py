@@ -236,13 +236,13 @@ def test_hand_over_the_row_asks_for_a_check_and_never_accuses(tmp_path, calibrat
     frames(6)
     assert program.flow.checks() == (1,)
     assert program.display_model().message.text == "CHECK ROW 1"
-    assert not any(v["what"] == "mismark" for v in program.verdicts)
+    assert not any(v.what == "mismark" for v in program.verdicts)
     # The hand goes; the arbiter looks, and the row is judged: now it is a mis-mark.
     scene.hand_over(None)
     frames(1)
     assert program.confirm_row_from_camera(1, 1)
     program.step()
-    assert any(v["what"] == "mismark" and v["row"] == 1 for v in program.verdicts)
+    assert any(v.what == "mismark" and v.row == 1 for v in program.verdicts)
     program.close()
     assert not replay_journal(tmp_path / "j.sqlite").mismatches
 

@@ -136,7 +136,7 @@ def test_low_time_warns_once_per_threshold_then_the_flag(table):
     assert t.played() == [Alert.LOW_TIME, Alert.LOW_TIME]
     assert t.beeps() == 2
     t.wait(10 * S)  # the flag: three long beeps
-    assert [v["what"] for v in t.program.verdicts].count("flag") == 1
+    assert [v.what for v in t.program.verdicts].count("flag") == 1
     assert t.played() == [Alert.LOW_TIME, Alert.LOW_TIME, Alert.FLAG]
     assert t.beeps() == 2 + 3
     for _ in range(3):
@@ -237,7 +237,7 @@ def test_a_mis_mark_verdict_sounds_an_alert(table):
     t.player(0)
     assert t.played() == []  # a confirmed, legal guess is nothing to sound
     t.reading(1, "marks", guess, 2, 0)  # truly 1B 1W
-    assert [v["what"] for v in t.program.verdicts].count("mismark") == 1
+    assert [v.what for v in t.program.verdicts].count("mismark") == 1
     assert t.played() == [Alert.ALERT]
     assert t.beeps() == 2
 
@@ -250,7 +250,7 @@ def test_correct_marks_are_silent(table):
     t.reading(1, "guess", guess)
     t.player(0)
     t.reading(1, "marks", guess, 1, 1)
-    assert [v["what"] for v in t.program.verdicts].count("row") == 1
+    assert [v.what for v in t.program.verdicts].count("row") == 1
     assert t.played() == [] and t.beeps() == 0
 
 
@@ -295,7 +295,7 @@ def test_an_illegal_guess_sounds_an_alert(table):
     start_game(t)
     t.player(1)
     t.reading(1, "guess", ("red", "empty", "green", "green"))  # MSO allows no blanks
-    assert any(v["what"] == "illegal" for v in t.program.verdicts)
+    assert any(v.what == "illegal" for v in t.program.verdicts)
     assert t.played() == [Alert.ALERT]
 
 
