@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 
 from pegwatch.rules.flow import ReadRequest
 from pegwatch.vision.reading import EMPTY, BoardReading, RowReading
+from pegwatch.vision.sources import FrameSource
 from pegwatch.vision.temporal import StableBoard
 
 logger = logging.getLogger(__name__)
@@ -43,14 +44,6 @@ __all__ = ["FrameSource", "ReaderLike", "Submit", "VisionWorker"]
 Frame = NDArray[np.uint8]
 Submit = Callable[[str, Mapping[str, Any], int, bytes | None], None]
 """``submit(kind, payload, at_ns, jpeg)``: hand an event to the table program."""
-
-
-class FrameSource(Protocol):
-    """Where frames come from: ``read()`` returns a :class:`pegwatch.vision.sources.Frame`
-    (or a ``(bgr_image, monotonic_ns)`` pair) and raises
-    (``CameraUnavailableError``, ``OSError``, ...) when the camera is gone."""
-
-    def read(self) -> Any: ...
 
 
 class ReaderLike(Protocol):
