@@ -68,7 +68,7 @@ from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from pegwatch.device.display.devices import open_display
 from pegwatch.device.display.loop import DisplayLoop
-from pegwatch.device.display.model import DisplayModel, PlayerFace, Role
+from pegwatch.device.display.model import DisplayModel, PlayerFace
 from pegwatch.device.display.render import render
 from pegwatch.device.hardware.buzzer import BuzzerSettings
 from pegwatch.device.hardware.gpio import TableHardware
@@ -79,6 +79,7 @@ from pegwatch.device.table.run import ArbiterButton
 from pegwatch.rules.clock.controls import TimeControl
 from pegwatch.rules.clock.engine import Clock
 from pegwatch.rules.flow import ROLES, MatchFlow
+from pegwatch.rules.record import Role
 
 S = 1_000_000_000
 MS = 1_000_000

@@ -15,10 +15,11 @@ from pegwatch.device.display.model import (
     EntryCell,
     EntryView,
     PlayerFace,
-    Role,
     format_time,
+    role_label,
 )
 from pegwatch.rules.errors import BadInput
+from pegwatch.rules.record import Role
 
 SIZES = ((16, 2), (20, 4))
 
@@ -48,7 +49,7 @@ def _status(model: DisplayModel) -> str:
     if model.on_move is not None:
         role = model.players[model.on_move].role
         if role is not None:
-            parts.append(role.short)
+            parts.append(role_label(role))
     return " ".join(parts)
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from pegwatch.rules.clock.engine import ClockView
+from pegwatch.rules.record import Role
 
 NS_PER_S = 1_000_000_000
 NS_PER_TENTH = NS_PER_S // 10
@@ -97,15 +98,9 @@ def next_visible_change_ns(
     return min(candidates) if candidates else None
 
 
-class Role(enum.Enum):
-    """A Mastermind player's role in the current game."""
-
-    CODEBREAKER = "codebreaker"
-    CODEMAKER = "codemaker"
-
-    @property
-    def short(self) -> str:
-        return "BREAKER" if self is Role.CODEBREAKER else "MAKER"
+def role_label(role: Role) -> str:
+    """The role as the display writes it beside a name."""
+    return "BREAKER" if role is Role.CODEBREAKER else "MAKER"
 
 
 class Severity(enum.Enum):

@@ -48,6 +48,7 @@ from pegwatch.device.display.model import (
     PlayerFace,
     Severity,
     format_time,
+    role_label,
 )
 
 # Package data, so a plain wheel draws the same faces as a checkout.
@@ -277,7 +278,7 @@ def _panel(
     if player.flagged:
         label = "FLAG"
     elif player.role is not None:
-        label = player.role.short
+        label = role_label(player.role)
     else:
         label = player.name.upper()
         while label and _ink_width(labels, label) > x1 - x0 - 7:

@@ -27,10 +27,10 @@ from pegwatch.device.display.model import (
     EntryView,
     Message,
     PlayerFace,
-    Role,
     Severity,
 )
 from pegwatch.device.display.render import render
+from pegwatch.rules.record import Role
 
 S = 1_000_000_000
 

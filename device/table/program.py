@@ -12,32 +12,11 @@ reported and skipped. A full disk does not stop the clock either: T1's
 :class:`pegwatch.device.table.journal.JournalWriter` holds events in memory, raises an
 alarm, and writes them when space returns.
 
-The arbiter's button opens a menu (:attr:`TableProgram.menu`, a
-:class:`pegwatch.device.table.arbiter_menu.ArbiterMenu`; :meth:`TableProgram.menu_held`,
-:meth:`~TableProgram.menu_short`, :meth:`~TableProgram.menu_player`), in
-which they can adjust a time or enter a row or the secret by hand; the
-entry is committed as an ``arbiter confirm_row`` (``hand: true``) or
-``confirm_secret`` event with ``by: "arbiter"``, through the journal like
-every other event. Opening, closing and cancelling are journaled as
-``menu`` events (information; the flow ignores them).
-
-The buzzer (:meth:`TableProgram.attach_sounder`, a
-:class:`pegwatch.device.hardware.buzzer.Sounder`) is an output, never an event: the low-time
-warnings (:class:`pegwatch.device.hardware.buzzer.LowTimeWarnings`, each threshold once per
-player per game, crossed between two instants of the flow's clock: before
-every event at its stamp and at every :meth:`~TableProgram.step`), the
-flag, and an alert for whatever needs a person (a mis-mark, marks no code
-fits, a row or the secret to check, an illegal guess, the camera gone, the
-journal's alarm). Sounding only queues the pattern for the buzzer's own
-thread. MUTE in the menu (or :meth:`~TableProgram.set_muted`) is journaled
-as ``menu {action: "mute"|"unmute"}`` before it takes effect, so a restart
-comes back as muted as it was.
-
-The display's message line is :meth:`TableProgram._message`: the journal
-alarm, the camera, a row to check, a mis-mark, a flag, then an illegal
-guess whose state stands (``ILLEGAL ROW N``; ``ARBITER: ILLEGAL xN`` from
-the codebreaker's second in a game, seed 004 §3.4), marks no code fits,
-and a restart waiting for the arbiter.
+The parts that follow the flow are rooms of their own, mixed into
+:class:`TableProgram`: the arbiter's menu (:mod:`~pegwatch.device.table.menu_wiring`),
+the buzzer (:mod:`~pegwatch.device.table.buzzer_wiring`) and the display's
+faces and messages (:mod:`~pegwatch.device.table.faces`). Re-running a
+journal is :mod:`~pegwatch.device.table.replay`.
 
 On start the journal is replayed (:meth:`TableProgram.open`). When it held
 a match in progress, a ``boot`` event is journaled: the clock comes back
@@ -54,47 +33,31 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from pegwatch.device.display.model import (
-    DisplayModel,
-    EntryView,
-    Message,
-    PlayerFace,
-    Role,
-    Severity,
-    next_visible_change_ns,
-)
 from pegwatch.device.hardware.buzzer import Alert, BuzzerSettings, LowTimeWarnings, Sounder
 from pegwatch.device.lifetime import Closeable
-from pegwatch.device.table.arbiter_menu import (
-    ArbiterMenu,
-    EntryTarget,
-    MenuAction,
-    MenuItem,
-    MenuMode,
-)
+from pegwatch.device.table.arbiter_menu import ArbiterMenu
+from pegwatch.device.table.buzzer_wiring import BuzzerWiring
+from pegwatch.device.table.faces import DisplaySink, TableFaces
 from pegwatch.device.table.journal import (
     Journal,
     JournalError,
     JournalEvent,
     JournalWriter,
     PendingEvent,
-    Timeline,
-    thaw,
+)
+from pegwatch.device.table.menu_wiring import TABLE_MENU_ITEMS, MenuWiring
+from pegwatch.device.table.replay import (
+    FLOW_KINDS,
+    ReplayResult,
+    flow_from_journal,
+    muted_in,
+    replay_journal,
 )
 from pegwatch.device.table.vision_worker import VisionWorker
 from pegwatch.rules.codes import EMPTY
-from pegwatch.rules.flow import (
-    FlowError,
-    MatchFlow,
-    Outcome,
-    Phase,
-    RowState,
-    Verdict,
-    replay_events,
-    verdict_agrees,
-)
+from pegwatch.rules.flow import FlowError, MatchFlow, Outcome, Verdict
 from pegwatch.rules.flow.verdicts import (
     Check,
     Flag,
@@ -104,14 +67,15 @@ from pegwatch.rules.flow.verdicts import (
     Mismark,
     RowJudged,
 )
-from pegwatch.rules.record import Role as RecordRole
 
 if TYPE_CHECKING:
     from pegwatch.device.table.config import TableConfig
 
 logger = logging.getLogger(__name__)
 
+# DisplaySink, FLOW_KINDS and the replay functions are imported from here too.
 __all__ = [
+    "FLOW_KINDS",
     "DisplaySink",
     "ReplayResult",
     "TableProgram",
@@ -119,22 +83,8 @@ __all__ = [
     "replay_journal",
 ]
 
-#: Kinds of events the table journals and the flow reads.
-FLOW_KINDS = ("press", "flag", "reading", "arbiter", "boot")
-
-#: What the arbiter menu offers at a table (the flow has no undo or presets).
-TABLE_MENU_ITEMS = (
-    MenuItem.BACK, MenuItem.ENTER_ROW, MenuItem.ENTER_SECRET, MenuItem.ADJUST, MenuItem.MUTE,
-)
-
 #: The verdicts that call for a person at the table: an alert on the buzzer.
 ALERT_VERDICTS = (Mismark, Inconsistent, Check, Illegal)
-
-
-class DisplaySink(Protocol):
-    """Where display models go (an OLED, the terminal, a GIF recorder)."""
-
-    def show(self, model: DisplayModel, at_ns: int) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -145,7 +95,7 @@ class _Queued:
     jpeg: bytes | None = None
 
 
-class TableProgram(Closeable):
+class TableProgram(TableFaces, MenuWiring, BuzzerWiring, Closeable):
     """The table's main loop around a :class:`MatchFlow` (see the module doc).
 
     ``now_ns`` is the time source (``time.monotonic_ns``; the demo gives a
@@ -255,7 +205,7 @@ class TableProgram(Closeable):
             journal.close()
             raise
         program = cls(flow, journal, **options)
-        muted = _muted_in(events)
+        muted = muted_in(events)
         if muted is not None:
             program._muted_by_journal = True
             program._set_muted(muted)
@@ -341,168 +291,6 @@ class TableProgram(Closeable):
         self.arbiter("confirm_row", game=game, row=row, guess=list(r.guess),
                      black=r.keys.black, white=r.keys.white, by=by)
         return True
-
-    # -- the arbiter's menu -------------------------------------------------------------
-
-    def entry_targets(self) -> dict[MenuItem, EntryTarget]:
-        """What the arbiter may enter by hand now (any thread).
-
-        ENTER ROW: the first row waiting for a check; else the latest row of
-        the game, whether the camera never answered for it (a broken camera)
-        or read it (a dispute). ENTER SECRET: once the game is over on the
-        board, until the secret is read.
-        """
-        with self._lock:
-            return self._entry_targets()
-
-    def _entry_targets(self) -> dict[MenuItem, EntryTarget]:
-        flow = self.flow
-        g = flow.game
-        holes = flow.variant.holes
-        targets: dict[MenuItem, EntryTarget] = {}
-        if g.final:
-            return targets
-        rows = [n for n in flow.checks() if n > 0]
-        if rows:
-            row = g.rows[rows[0] - 1]
-        elif g.rows:
-            row = g.rows[-1]
-        else:
-            row = None
-        if row is not None:
-            known = row.guess
-            if known is None and row.guess_reading is not None:
-                raw = row.guess_reading.get("guess")
-                if isinstance(raw, Sequence) and not isinstance(raw, str):
-                    known = tuple(str(c) for c in raw)
-            # Counts from a reading that was not sure (a hand over the key
-            # pegs) are not offered: the entry starts at 0B 0W.
-            marks = row.marks if row.marks_state is RowState.READ else None
-            if row.needs_check:
-                edit_guess = row.guess_state is RowState.CHECK
-                edit_marks = row.marks_state is RowState.CHECK
-            else:
-                edit_guess, edit_marks = True, row.marks_state is not None
-            targets[MenuItem.ENTER_ROW] = EntryTarget(
-                game=g.number, row=row.number, holes=holes, palette=self.palette,
-                guess=known, black=None if marks is None else marks.black,
-                white=None if marks is None else marks.white,
-                edit_guess=edit_guess, edit_marks=edit_marks,
-                correction=RowState.READ in (row.guess_state, row.marks_state) and not row.needs_check,
-            )
-        if g.ended_ns is not None and g.secret_state is not RowState.READ:
-            targets[MenuItem.ENTER_SECRET] = EntryTarget(
-                game=g.number, row=0, holes=holes, palette=self.palette,
-            )
-        return targets
-
-    def menu_held(self, at_ns: int) -> None:
-        """A long arbiter press: open the menu, or choose what it shows."""
-        with self._lock:
-            self.menu.targets = self._entry_targets()
-            if not self.menu.is_open:
-                self.menu.open()
-                self.submit("menu", {"action": "open"}, at_ns)
-                return
-            self._menu_actions(self.menu.long(), at_ns)
-
-    def menu_short(self, at_ns: int) -> bool:
-        """A short arbiter press; True if the open menu took it."""
-        with self._lock:
-            if not self.menu.is_open:
-                return False
-            self.menu.targets = self._entry_targets()
-            self._menu_actions(self.menu.short(), at_ns)
-            return True
-
-    def menu_player(self, seat: int, at_ns: int) -> bool:
-        """A player's button; True if the open menu took it (not a clock press)."""
-        with self._lock:
-            if not self.menu.is_open:
-                return False
-            self._menu_actions(self.menu.player(seat), at_ns)
-            return True
-
-    def _menu_actions(self, actions: list[MenuAction], at_ns: int) -> None:
-        for action in actions:
-            if action.kind == "close":
-                self.submit("menu", {"action": "close"}, at_ns)
-            elif action.kind == "cancel_entry":
-                self.submit("menu", {"action": "cancel"}, at_ns)
-            elif action.kind == "adjust" and action.player is not None:
-                self.arbiter("adjust", at_ns, player=action.player, delta_ns=action.delta_ns)
-            elif action.kind == "mute":
-                self.set_muted(not self._mute_asked, at_ns)
-            elif action.kind == "enter_row" and action.entry is not None:
-                # Journaled like every other event; the flow judges it.
-                self.submit("arbiter", {**action.entry.payload(), "by": "arbiter"}, at_ns)
-                self.submit("menu", {"action": "close"}, at_ns)
-
-    # -- the buzzer ------------------------------------------------------------------------
-
-    def attach_sounder(self, sounder: Sounder) -> None:
-        """Sound this table's warnings, flags and alerts on *sounder*.
-
-        Its settings give the low-time thresholds. Its mute state (``[buzzer]
-        muted``) holds unless the journal says otherwise: a match restarted
-        after the arbiter muted or unmuted it comes back as it was.
-        """
-        with self._lock:
-            self.sounder = sounder
-            self._low_time = LowTimeWarnings.start(
-                sounder.settings.low_time_warnings_ns, players=2
-            )
-            self._remaining_seen = self._remaining(self._last_raw + self.offset_ns)
-            self._set_muted(self._muted if self._muted_by_journal else sounder.is_muted)
-            self._mute_asked = self._muted
-
-    @property
-    def is_muted(self) -> bool:
-        """Whether the buzzer is muted now."""
-        return self._muted
-
-    def set_muted(self, muted: bool, at_ns: int | None = None) -> None:
-        """Mute or unmute the buzzer (any thread): queued as a ``menu`` event,
-        in force once it is journaled."""
-        with self._lock:
-            self._mute_asked = muted
-            self.submit("menu", {"action": "mute" if muted else "unmute"}, at_ns)
-
-    def _set_muted(self, muted: bool) -> None:
-        self._muted = muted
-        self.menu.muted = muted
-        if self.sounder is not None:
-            if muted:
-                self.sounder.mute()
-            else:
-                self.sounder.unmute()
-
-    def _sound(self, alert: Alert) -> None:
-        # Queues the pattern for the buzzer's thread: never waits here.
-        if self.sounder is not None and not self._muted:
-            self.sounder.sound(alert)
-
-    def _remaining(self, cont: int) -> tuple[int, int]:
-        left = self.flow.remaining_ns(cont)
-        return left[0], left[1]
-
-    def _follow_low_time(self, cont: int) -> None:
-        """Sound the low-time warnings crossed since the last look, at ``cont``."""
-        remaining = self._remaining(cont)
-        if self.flow.game.number != self._low_time_game:
-            # A new game, a new clock: every threshold may sound once again.
-            self._low_time_game = self.flow.game.number
-            self._low_time = LowTimeWarnings.start(self._low_time.thresholds_ns, players=2)
-        else:
-            self._low_time, due = self._low_time.advance(self._remaining_seen, remaining)
-            if due:
-                self._sound(Alert.LOW_TIME)
-        self._remaining_seen = remaining
-
-    def running_seat(self, raw_ns: int) -> int | None:
-        """The seat whose clock runs at ``raw_ns`` (any thread)."""
-        with self._lock:
-            return self.flow.on_move(raw_ns + self.offset_ns)
 
     # -- the loop -------------------------------------------------------------------------
 
@@ -657,118 +445,6 @@ class TableProgram(Closeable):
         self.camera_message = None if ok else "CAMERA LOST"
         self.submit("camera", {"state": "back" if ok else "lost", "problem": problem[:200]})
 
-    # -- the display -----------------------------------------------------------------------
-
-    def next_display_change_ns(self, raw_now: int) -> int | None:
-        """When the display next changes if no event comes (this boot's stamps),
-        so that a display loop sleeps instead of polling."""
-        cont = raw_now + self.offset_ns
-        due = next_visible_change_ns(
-            self.flow.clock_view(cont),
-            cont,
-            lambda at, unit: self.flow.next_change_ns(at, resolution_ns=unit),
-        )
-        return None if due is None else due - self.offset_ns
-
-    def display_model(self, raw_now: int | None = None) -> DisplayModel:
-        """What the small display shows now (the secret never appears)."""
-        raw = self.now_ns() if raw_now is None else raw_now
-        with self._lock:
-            return self._display_model(raw)
-
-    def _display_model(self, raw: int) -> DisplayModel:
-        flow = self.flow
-        cont = raw + self.offset_ns
-        g = flow.game
-        view = flow.clock_view(cont)
-        faces = []
-        for seat in (0, 1):
-            role_index = 0 if seat == g.codemaker else 1
-            faces.append(
-                PlayerFace(
-                    name=flow.players[seat],
-                    remaining_ns=view.remaining_ns[role_index],
-                    role=Role.CODEMAKER if role_index == 0 else Role.CODEBREAKER,
-                    flagged=role_index in view.flags,
-                )
-            )
-        on_move = flow.on_move(cont)
-        row = len(g.rows) + (1 if flow.phase is Phase.GUESS else 0) if g.started_ns is not None else None
-        entry = self.menu.entry if self.menu.mode is MenuMode.ENTRY else None
-        return DisplayModel(
-            players=tuple(faces),
-            on_move=on_move,
-            row=row,
-            paused=flow.paused,
-            message=self._message(),
-            banner=self.menu.caption() or self._banner(),
-            entry=None if entry is None else EntryView(entry.target.title, *entry.fields()),
-            table=self.table_name,
-        )
-
-    def _message(self) -> Message | None:
-        if self.alarm is not None:
-            return Message("DISK FULL" if "DISK FULL" in self.alarm else "JOURNAL FAIL", Severity.ALARM)
-        if self.camera_message is not None:
-            return Message(self.camera_message, Severity.ALARM)
-        checks = self.flow.checks()
-        if checks:
-            return Message("CHECK SECRET" if checks[0] == 0 else f"CHECK ROW {checks[0]}", Severity.WARNING)
-        g = self.flow.game
-        if g.announced_mismark is not None:
-            return Message(f"MIS-MARK ROW {g.announced_mismark}", Severity.ALARM)
-        if g.timeout is not None:
-            who = g.codebreaker if g.timeout is RecordRole.CODEBREAKER else g.codemaker
-            return Message(f"FLAG {self.flow.players[who]}", Severity.ALARM)
-        standing = g.standing_illegal if not g.final else ()
-        if standing:
-            worst = max(move.number for move in standing)
-            if worst >= 2:
-                # Seed 004 §3.4: at the second illegal move the arbiter is called.
-                return Message(f"ARBITER: ILLEGAL x{worst}", Severity.ALARM)
-            return Message(f"ILLEGAL ROW {standing[0].row}", Severity.WARNING)
-        if g.announced_inconsistent and not g.final:
-            return Message("MARKS INCONSISTENT", Severity.WARNING)
-        if self.flow.awaiting_resume:
-            return Message("RESTARTED: ARBITER", Severity.WARNING)
-        warning = self.writer.warning
-        if warning is not None:
-            # [journal] max_mb: well before the cap, while pruning cannot help.
-            return Message(warning, Severity.WARNING)
-        return None
-
-    def _banner(self) -> str | None:
-        flow = self.flow
-        if flow.phase is Phase.MATCH_OVER and flow.match_verdict is not None:
-            vp = flow.match_verdict.vp
-            return " ".join(f"{p[:6]} {vp[p]:g}" for p in flow.players) + " VP"
-        g = flow.game
-        if flow.phase is Phase.GAME_OVER and g.verdict is not None:
-            return f"G{g.number}: {g.verdict.attempts} ATTEMPTS"
-        if flow.phase is Phase.REVEAL:
-            return "OPEN THE SHIELD"
-        if flow.phase is Phase.SETUP:
-            return f"G{g.number}: SET THE CODE"
-        return None
-
-    def refresh_display(self, raw_now: int | None = None) -> None:
-        """Show the current model on every display; a failing one is skipped."""
-        if not self.displays:
-            return
-        raw = self.now_ns() if raw_now is None else raw_now
-        model = self.display_model(raw)
-        for i, sink in enumerate(self.displays):
-            try:
-                sink.show(model, raw)
-            except Exception as exc:  # a dead display must never stop the clock
-                if i not in self.display_failures:
-                    logger.error("display %d failed: %s", i, exc)
-                    self._say(f"ALARM: display failed ({exc}); the clock goes on")
-                self.display_failures[i] = str(exc)
-            else:
-                if self.display_failures.pop(i, None) is not None:
-                    self._say("display back")
-
     # -- lifetime ---------------------------------------------------------------------------
 
     def close(self) -> None:
@@ -779,111 +455,3 @@ class TableProgram(Closeable):
             self.writer.flush()
         finally:
             self.journal.close()
-
-
-
-def _match_header(
-    events: Sequence[JournalEvent],
-    *,
-    players: tuple[str, str] | None = None,
-    rules: str = "mso",
-    clock: str = "mso-mastermind",
-) -> tuple[tuple[str, str] | None, str, str]:
-    """Players and presets from the journal's first ``match`` event, else the defaults given."""
-    for event in events:
-        if event.kind == "match":
-            raw = event.payload.get("players")
-            if isinstance(raw, tuple | list) and len(raw) == 2:
-                players = (str(raw[0]), str(raw[1]))
-            return players, str(event.payload.get("rules", rules)), str(event.payload.get("clock", clock))
-    return players, rules, clock
-
-
-def flow_from_journal(
-    journal: Journal,
-    *,
-    players: tuple[str, str] | None = None,
-    rules: str = "mso",
-    clock: str = "mso-mastermind",
-) -> tuple[MatchFlow, Timeline, list[JournalEvent], list[Verdict]]:
-    """Rebuild the flow from a journal: its ``match`` event (if any) names the
-    players and presets; every flow event is applied at its continuous time.
-
-    Also returns the verdicts the flow reaches beyond those journaled (the
-    tail a crash cut off)."""
-    from pegwatch.rules.flow import preset_clock_factory
-
-    events = list(journal.events())
-    players, rules, clock = _match_header(events, players=players, rules=rules, clock=clock)
-    if players is None:
-        raise FlowError(f"{journal.path}: no match event names the players")
-    flow = MatchFlow(players, rules=rules, clock_factory=preset_clock_factory(clock))
-    line = Timeline()
-    produced: list[Verdict] = []
-    recorded = 0
-    for event in events:
-        cont = line.add(event)
-        if event.kind in FLOW_KINDS:
-            produced.extend(flow.apply(event.kind, thaw(event.payload), cont).verdicts)
-        elif event.kind == "verdict":
-            recorded += 1
-    return flow, line, events, produced[recorded:]
-
-
-@dataclass(frozen=True)
-class ReplayResult:
-    """What re-running a journal gave: the flow, its verdicts, and mismatches."""
-
-    flow: MatchFlow
-    verdicts: tuple[Verdict, ...]
-    mismatches: tuple[str, ...]
-    events: int
-    #: The buzzer's mute state at the end (None: never changed at the table).
-    muted: bool | None = None
-
-
-def replay_journal(path: str | Path) -> ReplayResult:
-    """Re-run a journal and compare the verdicts it reaches with those journaled."""
-    from pegwatch.rules.flow import preset_clock_factory
-
-    p = Path(path)
-    if not p.is_file():
-        raise FlowError(f"{p}: no such journal")
-    with Journal(p, create=False) as journal:
-        events = list(journal.events())
-    players, rules, clock = _match_header(events)
-    if players is None:
-        raise FlowError(f"{p}: no match event names the players; not a table journal")
-    flow = MatchFlow(players, rules=rules, clock_factory=preset_clock_factory(clock))
-    line = Timeline()
-    stream: list[tuple[str, Mapping[str, Any], int]] = []
-    for event in events:
-        cont = line.add(event)
-        if event.kind in (*FLOW_KINDS, "verdict"):
-            stream.append((event.kind, thaw(event.payload), cont))
-    try:
-        pairs = replay_events(flow, stream)
-    except FlowError as exc:
-        # A damaged event: one line that names the journal, not only the field.
-        raise FlowError(f"{p}: replaying its events: {exc}") from None
-    mismatches: list[str] = []
-    recorded = sum(1 for k, _, _ in stream if k == "verdict")
-    for i, (got, had) in enumerate(pairs, start=1):
-        if had is None:
-            mismatches.append(f"verdict {i}: replay gives {got.to_json()}, the journal has none")
-        elif not verdict_agrees(got, had):
-            mismatches.append(f"verdict {i}: replay gives {got.to_json()}, the journal has {had}")
-    if recorded > len(pairs):
-        mismatches.append(f"the journal has {recorded} verdicts, the replay reaches {len(pairs)}")
-    return ReplayResult(
-        flow, tuple(v for v, _ in pairs), tuple(mismatches), len(events), _muted_in(events)
-    )
-
-
-def _muted_in(events: Sequence[JournalEvent]) -> bool | None:
-    """The mute state the journal's last ``menu`` mute/unmute left (None: none)."""
-    muted: bool | None = None
-    for event in events:
-        if event.kind == "menu" and event.payload.get("action") in ("mute", "unmute"):
-            muted = event.payload.get("action") == "mute"
-    return muted

@@ -16,7 +16,7 @@ import time
 
 from table_on_pins import SECRET, TableOnPins
 
-from pegwatch.device.display.model import Role, Severity, format_time
+from pegwatch.device.display.model import Severity, format_time
 from pegwatch.device.hardware.buzzer import Alert, BuzzerSettings
 from pegwatch.device.table.arbiter_menu import MenuItem
 from pegwatch.device.table.program import replay_journal
@@ -24,6 +24,7 @@ from pegwatch.rules.clock.controls import TimeControl
 from pegwatch.rules.clock.engine import Clock
 from pegwatch.rules.codes import score
 from pegwatch.rules.flow import Phase
+from pegwatch.rules.record import Role
 
 S = 1_000_000_000
 MS = 1_000_000

@@ -18,7 +18,6 @@ from pegwatch.device.display.model import (
     DisplayModel,
     Message,
     PlayerFace,
-    Role,
     Severity,
     format_time,
     until_face_changes_ns,
@@ -27,6 +26,7 @@ from pegwatch.device.display.render import render
 from pegwatch.device.display.samples import SAMPLES
 from pegwatch.device.display.terminal import to_half_blocks
 from pegwatch.device.errors import ConfigError
+from pegwatch.rules.record import Role
 
 S = 1_000_000_000
 SRC = "firmware_config/pegwatch.toml"

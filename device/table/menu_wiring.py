@@ -1,0 +1,137 @@
+"""The arbiter's menu at the table: what the buttons do while it is open.
+
+The arbiter's button opens a menu (:attr:`TableProgram.menu
+<pegwatch.device.table.program.TableProgram.menu>`, an
+:class:`~pegwatch.device.table.arbiter_menu.ArbiterMenu`), in which they
+can adjust a time, mute the buzzer, or enter a row or the secret by hand;
+the entry is committed as an ``arbiter confirm_row`` (``hand: true``) or
+``confirm_secret`` event with ``by: "arbiter"``, through the journal like
+every other event. Opening, closing and cancelling are journaled as
+``menu`` events (information; the flow ignores them).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pegwatch.device.table.arbiter_menu import ArbiterMenu, EntryTarget, MenuAction, MenuItem
+from pegwatch.rules.flow import MatchFlow, RowState
+
+__all__ = ["TABLE_MENU_ITEMS", "MenuWiring"]
+
+#: What the arbiter menu offers at a table (the flow has no undo or presets).
+TABLE_MENU_ITEMS = (
+    MenuItem.BACK, MenuItem.ENTER_ROW, MenuItem.ENTER_SECRET, MenuItem.ADJUST, MenuItem.MUTE,
+)
+
+
+class MenuWiring:
+    """The menu's part of :class:`~pegwatch.device.table.program.TableProgram`."""
+
+    if TYPE_CHECKING:
+        flow: MatchFlow
+        menu: ArbiterMenu
+        palette: tuple[str, ...]
+        _lock: threading.RLock
+        _mute_asked: bool
+
+        def submit(self, kind: str, payload: Mapping[str, Any], at_ns: int | None = None,
+                   jpeg: bytes | None = None) -> None: ...
+        def arbiter(self, action: str, at_ns: int | None = None, **payload: Any) -> None: ...
+        def set_muted(self, muted: bool, at_ns: int | None = None) -> None: ...
+
+    def entry_targets(self) -> dict[MenuItem, EntryTarget]:
+        """What the arbiter may enter by hand now (any thread).
+
+        ENTER ROW: the first row waiting for a check; else the latest row of
+        the game, whether the camera never answered for it (a broken camera)
+        or read it (a dispute). ENTER SECRET: once the game is over on the
+        board, until the secret is read.
+        """
+        with self._lock:
+            return self._entry_targets()
+
+    def _entry_targets(self) -> dict[MenuItem, EntryTarget]:
+        flow = self.flow
+        g = flow.game
+        holes = flow.variant.holes
+        targets: dict[MenuItem, EntryTarget] = {}
+        if g.final:
+            return targets
+        rows = [n for n in flow.checks() if n > 0]
+        if rows:
+            row = g.rows[rows[0] - 1]
+        elif g.rows:
+            row = g.rows[-1]
+        else:
+            row = None
+        if row is not None:
+            known = row.guess
+            if known is None and row.guess_reading is not None:
+                raw = row.guess_reading.get("guess")
+                if isinstance(raw, Sequence) and not isinstance(raw, str):
+                    known = tuple(str(c) for c in raw)
+            # Counts from a reading that was not sure (a hand over the key
+            # pegs) are not offered: the entry starts at 0B 0W.
+            marks = row.marks if row.marks_state is RowState.READ else None
+            if row.needs_check:
+                edit_guess = row.guess_state is RowState.CHECK
+                edit_marks = row.marks_state is RowState.CHECK
+            else:
+                edit_guess, edit_marks = True, row.marks_state is not None
+            targets[MenuItem.ENTER_ROW] = EntryTarget(
+                game=g.number, row=row.number, holes=holes, palette=self.palette,
+                guess=known, black=None if marks is None else marks.black,
+                white=None if marks is None else marks.white,
+                edit_guess=edit_guess, edit_marks=edit_marks,
+                correction=RowState.READ in (row.guess_state, row.marks_state) and not row.needs_check,
+            )
+        if g.ended_ns is not None and g.secret_state is not RowState.READ:
+            targets[MenuItem.ENTER_SECRET] = EntryTarget(
+                game=g.number, row=0, holes=holes, palette=self.palette,
+            )
+        return targets
+
+    def menu_held(self, at_ns: int) -> None:
+        """A long arbiter press: open the menu, or choose what it shows."""
+        with self._lock:
+            self.menu.targets = self._entry_targets()
+            if not self.menu.is_open:
+                self.menu.open()
+                self.submit("menu", {"action": "open"}, at_ns)
+                return
+            self._menu_actions(self.menu.long(), at_ns)
+
+    def menu_short(self, at_ns: int) -> bool:
+        """A short arbiter press; True if the open menu took it."""
+        with self._lock:
+            if not self.menu.is_open:
+                return False
+            self.menu.targets = self._entry_targets()
+            self._menu_actions(self.menu.short(), at_ns)
+            return True
+
+    def menu_player(self, seat: int, at_ns: int) -> bool:
+        """A player's button; True if the open menu took it (not a clock press)."""
+        with self._lock:
+            if not self.menu.is_open:
+                return False
+            self._menu_actions(self.menu.player(seat), at_ns)
+            return True
+
+    def _menu_actions(self, actions: list[MenuAction], at_ns: int) -> None:
+        for action in actions:
+            if action.kind == "close":
+                self.submit("menu", {"action": "close"}, at_ns)
+            elif action.kind == "cancel_entry":
+                self.submit("menu", {"action": "cancel"}, at_ns)
+            elif action.kind == "adjust" and action.player is not None:
+                self.arbiter("adjust", at_ns, player=action.player, delta_ns=action.delta_ns)
+            elif action.kind == "mute":
+                self.set_muted(not self._mute_asked, at_ns)
+            elif action.kind == "enter_row" and action.entry is not None:
+                # Journaled like every other event; the flow judges it.
+                self.submit("arbiter", {**action.entry.payload(), "by": "arbiter"}, at_ns)
+                self.submit("menu", {"action": "close"}, at_ns)
