@@ -266,16 +266,10 @@ def model_clock(events: list[Any], plan: Plan) -> dict[int, int]:
     return left
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict) or hasattr(value, "items"):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
-    return value
-
-
 def verdicts(events: list[Any]) -> list[Any]:
-    return [_plain(e.payload) for e in events if e.kind == "verdict"]
+    from pegwatch.device.table.journal import thaw
+
+    return [thaw(e.payload) for e in events if e.kind == "verdict"]
 
 
 # -- the run ------------------------------------------------------------------------------
