@@ -242,11 +242,9 @@ def _reference_out(ref: Any) -> Any:
 
 
 def _reference_in(ref: Any) -> Any:
-    import pegwatch.vision.localise as localise
+    from pegwatch.vision.localise import CornersReference, reference_from_dict
 
-    if ref is None:
-        return None
-    parse = getattr(localise, "reference_from_dict", None)
-    if parse is not None:
-        return parse(ref)
-    return ref
+    # A calibration fresh from ``calibrate`` holds the object; a loaded one, its JSON.
+    if ref is None or isinstance(ref, CornersReference):
+        return ref
+    return reference_from_dict(ref)

@@ -109,3 +109,6 @@ def test_corners_calibration_stores_reference_and_reads(invicta_table, calibrate
     assert reading.problem is None
     truth = truth_from_record(invicta_table.calibration_truths()[1], invicta_table.profile, where="t")
     assert [r.guess for r in reading.rows] == [r.guess for r in truth.rows]
+    # The calibration fresh from ``calibrate``, never saved, reads the same.
+    fresh = BoardReader(invicta_table.profile, cal).read(invicta_table.calibration[1].image, at_ns=1)
+    assert fresh.problem is None and [r.guess for r in fresh.rows] == [r.guess for r in truth.rows]
