@@ -209,13 +209,23 @@ class RowEntry:
         return out
 
 
+class MenuActionKind(enum.StrEnum):
+    """What a menu action does."""
+
+    CLOSE = "close"
+    ADJUST = "adjust"
+    UNDO = "undo"
+    PRESET = "preset"
+    MUTE = "mute"
+    ENTER_ROW = "enter_row"
+    CANCEL_ENTRY = "cancel_entry"
+
+
 @dataclass(frozen=True)
 class MenuAction:
-    """What the arbiter chose: ``kind`` is one of "close", "adjust",
-    "undo", "preset", "mute", "enter_row" (``entry`` is the row entered)
-    or "cancel_entry"."""
+    """What the arbiter chose (``entry`` is the row entered, for ENTER_ROW)."""
 
-    kind: str
+    kind: MenuActionKind
     player: int | None = None
     delta_ns: int = 0
     preset: int | None = None
@@ -296,7 +306,7 @@ class ArbiterMenu:
         elif self.mode is MenuMode.ENTRY and self.entry is not None:
             entry = self.entry
             self.close()
-            return [MenuAction("enter_row", entry=entry)]
+            return [MenuAction(MenuActionKind.ENTER_ROW, entry=entry)]
         return []
 
     def long(self) -> list[MenuAction]:
@@ -310,14 +320,14 @@ class ArbiterMenu:
         if self.mode is MenuMode.ENTRY:
             self.mode = MenuMode.ITEMS
             self.entry = None
-            return [MenuAction("cancel_entry")]
+            return [MenuAction(MenuActionKind.CANCEL_ENTRY)]
         if self.mode is MenuMode.PRESET:
             self.mode = MenuMode.ITEMS
-            return [MenuAction("preset", preset=self._preset)] if self.presets else []
+            return [MenuAction(MenuActionKind.PRESET, preset=self._preset)] if self.presets else []
         item = self.item
         if item is MenuItem.BACK:
             self.close()
-            return [MenuAction("close")]
+            return [MenuAction(MenuActionKind.CLOSE)]
         if item in (MenuItem.ENTER_ROW, MenuItem.ENTER_SECRET):
             self.entry = RowEntry.start(self.targets[item])
             self.mode = MenuMode.ENTRY
@@ -326,17 +336,17 @@ class ArbiterMenu:
             self.mode = MenuMode.ADJUST
             return []
         if item is MenuItem.UNDO:
-            return [MenuAction("undo")]
+            return [MenuAction(MenuActionKind.UNDO)]
         if item is MenuItem.PRESET:
             if self.presets:
                 self.mode = MenuMode.PRESET
             return []
-        return [MenuAction("mute")]
+        return [MenuAction(MenuActionKind.MUTE)]
 
     def player(self, player: int) -> list[MenuAction]:
         """A player's button inside the menu (ADJUST and the entry use it)."""
         if self.mode is MenuMode.ADJUST and 0 <= player < self.players:
-            return [MenuAction("adjust", player=player, delta_ns=self.step_ns)]
+            return [MenuAction(MenuActionKind.ADJUST, player=player, delta_ns=self.step_ns)]
         if self.mode is MenuMode.ENTRY and self.entry is not None:
             # The first player's button changes the value, the second's moves on.
             if player == 0:

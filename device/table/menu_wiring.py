@@ -16,7 +16,13 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pegwatch.device.table.arbiter_menu import ArbiterMenu, EntryTarget, MenuAction, MenuItem
+from pegwatch.device.table.arbiter_menu import (
+    ArbiterMenu,
+    EntryTarget,
+    MenuAction,
+    MenuActionKind,
+    MenuItem,
+)
 from pegwatch.rules.flow import MatchFlow, RowState
 
 __all__ = ["TABLE_MENU_ITEMS", "MenuWiring"]
@@ -123,15 +129,15 @@ class MenuWiring:
 
     def _menu_actions(self, actions: list[MenuAction], at_ns: int) -> None:
         for action in actions:
-            if action.kind == "close":
+            if action.kind is MenuActionKind.CLOSE:
                 self.submit("menu", {"action": "close"}, at_ns)
-            elif action.kind == "cancel_entry":
+            elif action.kind is MenuActionKind.CANCEL_ENTRY:
                 self.submit("menu", {"action": "cancel"}, at_ns)
-            elif action.kind == "adjust" and action.player is not None:
+            elif action.kind is MenuActionKind.ADJUST and action.player is not None:
                 self.arbiter("adjust", at_ns, player=action.player, delta_ns=action.delta_ns)
-            elif action.kind == "mute":
+            elif action.kind is MenuActionKind.MUTE:
                 self.set_muted(not self._mute_asked, at_ns)
-            elif action.kind == "enter_row" and action.entry is not None:
+            elif action.kind is MenuActionKind.ENTER_ROW and action.entry is not None:
                 # Journaled like every other event; the flow judges it.
                 self.submit("arbiter", {**action.entry.payload(), "by": "arbiter"}, at_ns)
                 self.submit("menu", {"action": "close"}, at_ns)
