@@ -135,7 +135,7 @@ class Table:
         self.started_ns = time.monotonic_ns()
         self.stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 (closed per round)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "device", "run", "--script", "-", "--journal", str(journal)],
+            [sys.executable, "-m", "pegwatch.device", "run", "--script", "-", "--journal", str(journal)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
             text=True, bufsize=1, cwd=REPO, env=env,
         )

@@ -35,7 +35,7 @@ def start(journal: Path) -> subprocess.Popen[str]:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     env.pop("NOTIFY_SOCKET", None)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "device", "run", "--script", "-", "--journal", str(journal)],
+        [sys.executable, "-m", "pegwatch.device", "run", "--script", "-", "--journal", str(journal)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
