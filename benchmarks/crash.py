@@ -129,8 +129,7 @@ class Table:
     """One ``pegwatch run --script -`` process."""
 
     def __init__(self, journal: Path) -> None:
-        inherited = os.environ.get("PYTHONPATH", "")
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (inherited, str(REPO)) if p))
+        env = dict(os.environ)
         env.pop("NOTIFY_SOCKET", None)
         self.started_ns = time.monotonic_ns()
         self.stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 (closed per round)

@@ -160,7 +160,7 @@ def test_a_real_write_refusal_is_ridden_out(tmp_path):
         capture_output=True,
         text=True,
         timeout=120,
-        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        env=dict(os.environ),
     )
     assert result.returncode == 0, result.stderr
     lines = dict(line.split(" ", 1) for line in result.stdout.splitlines())

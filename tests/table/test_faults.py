@@ -32,7 +32,7 @@ S = 1_000 * MS
 
 
 def start(journal: Path) -> subprocess.Popen[str]:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ)
     env.pop("NOTIFY_SOCKET", None)
     proc = subprocess.Popen(
         [sys.executable, "-m", "pegwatch.device", "run", "--script", "-", "--journal", str(journal)],

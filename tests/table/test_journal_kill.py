@@ -42,7 +42,7 @@ CHILD = textwrap.dedent(
 def test_sigkill_at_random_points_loses_nothing_reported(tmp_path):
     path = tmp_path / "journal.sqlite"
     rng = random.Random(20261121)
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ)
     promised: dict[int, tuple[int, int, int]] = {}
     kills = 30
     for run in range(1, kills + 1):
