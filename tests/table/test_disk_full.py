@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,7 +20,6 @@ from pegwatch.device.table.journal import (
     PendingEvent,
 )
 
-REPO = Path(__file__).resolve().parents[2]
 JPEG = b"\xff\xd8\xff\xe0" + bytes(3000)
 
 

@@ -9,11 +9,8 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 from pegwatch.device.table.journal import Journal, timeline
-
-REPO = Path(__file__).resolve().parents[2]
 
 # The child appends numbered events as fast as it can and prints each one's
 # seq and stamp only after append() has returned, so every line it printed
