@@ -112,3 +112,43 @@ def test_no_import_cycles():
 def test_rooms_stay_small(module):
     lines = len(MODULES[module].read_text(encoding="utf-8").splitlines())
     assert lines <= MAX_LINES, f"{module} has {lines} lines; split it along its seams"
+
+
+def _mapped_paths() -> dict[str, bool]:
+    """Paths the tree in docs/architecture.md names, each with whether it
+    lists children (a folder listed alone covers every module in it)."""
+    doc = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    block = doc.split("```\n", 2)[1]
+    stack: list[tuple[int, str]] = []
+    paths: dict[str, bool] = {}
+    for line in block.splitlines():
+        stripped = line.lstrip(" ")
+        name = stripped.split(" ", 1)[0]
+        if not (name.endswith("/") or name.endswith(".py")) or name.startswith("`"):
+            continue
+        depth = len(line) - len(stripped)
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        parent = stack[-1][1] if stack else ""
+        path = parent + name
+        if stack:
+            paths[parent] = True
+        paths.setdefault(path, False)
+        if name.endswith("/"):
+            stack.append((depth, path))
+    return paths
+
+
+def test_the_map_in_docs_matches_the_tree():
+    paths = _mapped_paths()
+    missing = sorted(p for p in paths if not (REPO / p).exists())
+    assert not missing, f"docs/architecture.md names what is not there: {missing}"
+    leaves = [p for p, has_children in paths.items() if p.endswith("/") and not has_children]
+    unmapped = []
+    for path in MODULES.values():
+        rel = path.relative_to(REPO).as_posix()
+        if path.name in ("__init__.py", "__main__.py") or rel in paths:
+            continue
+        if not any(rel.startswith(leaf) for leaf in leaves):
+            unmapped.append(rel)
+    assert not unmapped, f"docs/architecture.md does not map: {sorted(unmapped)}"
