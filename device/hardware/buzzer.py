@@ -227,6 +227,7 @@ class Sounder:
         self._interrupt = threading.Event()
         self._idle = threading.Event()
         self._idle.set()
+        self._beeping = threading.Event()
         self._lock = threading.Lock()
         self._pending = 0
         self._waiting: set[Alert] = set()
@@ -281,6 +282,10 @@ class Sounder:
         """Wait until every queued pattern has played; False on timeout."""
         return self._idle.wait(timeout)
 
+    def wait_for_beep(self, timeout: float | None = None) -> bool:
+        """Wait until the buzzer is on (a beep sounds); False on timeout."""
+        return self._beeping.wait(timeout)
+
     def close(self) -> None:
         """Stop the worker and silence the buzzer."""
         if self._stop.is_set():
@@ -323,16 +328,18 @@ class Sounder:
                 self._interrupt.wait(off_s)
 
     def _on(self) -> None:
-        if self._device is None:
-            return
-        if hasattr(self._device, "play"):
-            from gpiozero.tones import Tone
+        if self._device is not None:
+            if hasattr(self._device, "play"):
+                from gpiozero.tones import Tone
 
-            self._device.play(Tone.from_frequency(self._settings.tone_hz))
-        else:
-            self._device.on()
+                self._device.play(Tone.from_frequency(self._settings.tone_hz))
+            else:
+                self._device.on()
+        # After the pin is on, so that a waiter sees the beep it waited for.
+        self._beeping.set()
 
     def _off(self) -> None:
+        self._beeping.clear()
         if self._device is None:
             return
         if hasattr(self._device, "stop"):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
 
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPWMPin
@@ -338,10 +337,7 @@ def test_muting_stops_a_pattern_that_is_playing(tmp_path):
     try:
         t.hardware.sounder.sound(Alert.FLAG)  # fifteen seconds of beeps and gaps
         pin = t.factory.pin(PINS.buzzer)
-        for _ in range(500):
-            if pin.state:
-                break
-            time.sleep(0.01)
+        assert t.hardware.sounder.wait_for_beep(5)
         assert pin.state  # the first long beep is on
         t.program.set_muted(True)
         t.program.step()  # journaled, then in force
