@@ -94,3 +94,15 @@ def test_a_changed_verdict_is_reported_and_the_cli_says_so_in_one_line(journal, 
     assert main(["replay", str(journal)]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "verdicts differ" in err[0] and str(journal) in err[0]
+
+
+def test_a_journal_whose_schema_was_damaged_is_refused_in_one_line(journal, capsys):
+    # One flipped byte in the schema can rename a column: SQLite's own
+    # integrity check passes, and the file must still be refused up front.
+    data = bytearray(journal.read_bytes())
+    at = data.index(b"payload  TEXT")
+    data[at] = ord("q")
+    journal.write_bytes(bytes(data))
+    assert main(["replay", str(journal)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(journal) in err[0] and "table events" in err[0]

@@ -67,6 +67,13 @@ CREATE TABLE IF NOT EXISTS meta (
 );
 """
 
+#: The columns of each table, as _SCHEMA makes them.
+_COLUMNS: Final = {
+    "events": ("seq", "kind", "at_ns", "boot_id", "session", "wall_ns", "payload"),
+    "evidence": ("id", "event_seq", "game", "row", "image", "reading"),
+    "meta": ("key", "value"),
+}
+
 
 class Journal(EvidenceStore, Closeable):
     """A durable, append-only log of the table's events in one SQLite file.
@@ -160,7 +167,9 @@ class Journal(EvidenceStore, Closeable):
         check = [r[0] for r in db.execute("PRAGMA integrity_check")]
         if check != ["ok"]:
             raise BadJournal(f"{self.path}: damaged journal: {'; '.join(map(str, check[:3]))}")
-        if not tables:
+        if tables:
+            self._check_columns()
+        else:
             with self._transaction("create the journal"):
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
@@ -290,6 +299,15 @@ class Journal(EvidenceStore, Closeable):
             wall_ns=wall_ns,
         )
 
+    def _check_columns(self) -> None:
+        """Every table and column the journal reads is there (a damaged schema
+        that SQLite's own check passes must not fail later, mid-replay)."""
+        for table, wanted in _COLUMNS.items():
+            have = [r[1] for r in self._db.execute(f"PRAGMA table_info({table})")]
+            if have != list(wanted):
+                shown = ", ".join(have) if have else "no such table"
+                raise BadJournal(f"{self.path}: damaged journal: table {table} has {shown}")
+
     def events(
         self, *, since: int = 0, kinds: Iterable[str] | None = None
     ) -> Iterator[JournalEvent]:
@@ -299,11 +317,14 @@ class Journal(EvidenceStore, Closeable):
         while True:
             with self._lock:
                 self._check_open()
-                rows = self._db.execute(
-                    "SELECT seq, kind, at_ns, boot_id, session, wall_ns, payload FROM events "
-                    "WHERE seq > ? ORDER BY seq LIMIT 512",
-                    (last,),
-                ).fetchall()
+                try:
+                    rows = self._db.execute(
+                        "SELECT seq, kind, at_ns, boot_id, session, wall_ns, payload FROM events "
+                        "WHERE seq > ? ORDER BY seq LIMIT 512",
+                        (last,),
+                    ).fetchall()
+                except sqlite3.DatabaseError as exc:
+                    raise BadJournal(f"{self.path}: damaged journal: {exc}") from None
             if not rows:
                 return
             for seq, kind, at_ns, boot_id, session, wall_ns, text in rows:
