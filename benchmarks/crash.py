@@ -37,6 +37,7 @@ import contextlib
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -48,6 +49,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+#: Where the journals of matches that differ are kept (--keep), or None.
+KEEP: Path | None = None
 MS = 1_000_000
 S = 1_000 * MS
 #: The clock takes a player's second press within 50 ms as a contact bounce:
@@ -321,7 +324,18 @@ def play_round(journal: Path, plan: Plan, figures: Figures, acked: list[Acked],
     before = journal_events(journal)
     start = next_step(plan, before)
     if start == len(plan.steps):
-        return True  # the last step was journaled, its ack cut off by the kill
+        # The last step was journaled, its ack cut off by the kill: the table
+        # starts once more, as after any power cut, replays the journal and
+        # writes the verdicts the kill kept from it.
+        table = Table(journal)
+        try:
+            if table.ready() is None:
+                raise RuntimeError("the table did not start on a finished journal")
+            figures.restarts += 1
+        finally:
+            table.close()
+            table.stderr.close()
+        return True
     table = Table(journal)
     killer = None
     if kill is not None and not kill.running:
@@ -406,12 +420,26 @@ def check_match(journal: Path, plan: Plan, reference: list[Any], acked: list[Ack
             found = any(e.payload.get("tag") == a.tag for e in window)
         if not found:
             figures.lost_events += 1
-    if verdicts(events) != reference:
-        figures.verdicts_differ += 1
     from pegwatch.device.table.program import replay_journal
 
-    if replay_journal(journal).mismatches:
+    got = verdicts(events)
+    mismatches = replay_journal(journal).mismatches
+    if got != reference:
+        figures.verdicts_differ += 1
+        first = next((i for i, (a, b) in enumerate(zip(got, reference, strict=False)) if a != b),
+                     min(len(got), len(reference)))
+        print(f"{journal.name}: verdict {first + 1} differs from the uninterrupted run: "
+              f"{got[first] if first < len(got) else None} != "
+              f"{reference[first] if first < len(reference) else None}", file=sys.stderr)
+    if mismatches:
         figures.replay_mismatches += 1
+        print(f"{journal.name}: replay: {mismatches[0]}", file=sys.stderr)
+    if (got != reference or mismatches) and KEEP is not None:
+        KEEP.mkdir(parents=True, exist_ok=True)
+        for suffix in ("", "-wal", "-shm"):
+            side = Path(str(journal) + suffix)
+            if side.exists():
+                shutil.copy(side, KEEP / side.name)
     figures.matches += 1
 
 
@@ -476,10 +504,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kills", type=int, default=1000, help="SIGKILLs in all (default 1000)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--plans", type=int, default=6, help="distinct scripted matches (default 6)")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="copy the journals of matches that differ into this folder")
     parser.add_argument("--window", type=float, default=0.5,
                         help="a kill comes uniformly within this many seconds of the table's "
                              "ready line (default 0.5); one kill in five lands in start-up instead")
     args = parser.parse_args(argv)
+    global KEEP
+    KEEP = args.keep
     if args.kills < 0 or args.plans < 1 or args.window <= 0:
         parser.error("--kills >= 0, --plans >= 1 and --window > 0")
     with tempfile.TemporaryDirectory(prefix="pegwatch-crash-") as tmp:
