@@ -75,7 +75,7 @@ from pegwatch.device.hardware.gpio import TableHardware
 from pegwatch.device.hardware.pins import PinMap
 from pegwatch.device.table.journal import Journal
 from pegwatch.device.table.program import TableProgram
-from pegwatch.device.table.run import ArbiterButton
+from pegwatch.device.table.run import ArbiterButton, TableLoop
 from pegwatch.rules.clock.controls import TimeControl
 from pegwatch.rules.clock.engine import Clock
 from pegwatch.rules.flow import ROLES, MatchFlow
@@ -124,16 +124,11 @@ class Table:
 
     def _loop(self) -> None:
         # What pegwatch run's main loop does (device/table/run.py), minus the watchdog.
-        program, hardware = self.program, self.hardware
-        shown: tuple[int | None, bool] | None = None
+        loop = TableLoop(self.program, self.hardware)
         while not self._stop.is_set():
-            handled = program.step(timeout=0.02)
-            turn = (program.running_seat(program.now_ns()), program.flow.paused)
-            turned = turn != shown
+            handled, turned = loop.step(timeout=0.02)
             if turned:
                 self.turned_at = time.perf_counter_ns()
-                hardware.show_turn(turn[0], paused=turn[1])
-                shown = turn
                 self.turned.set()
             if self.wake_display is not None and (handled or turned):
                 self.wake_display()

@@ -28,7 +28,7 @@ from pegwatch.rules.flow import Phase
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ArbiterButton", "Desk", "archive_journal", "run_table"]
+__all__ = ["ArbiterButton", "Desk", "TableLoop", "archive_journal", "run_table"]
 
 
 class Stoppable(Protocol):
@@ -57,6 +57,28 @@ class Desk(Protocol):
 
     def help_lines(self) -> list[str]:
         """What the keys do, for the terminal."""
+
+
+class TableLoop:
+    """One pass of ``pegwatch run``'s main loop: the program's events, then the
+    LEDs follow whose clock runs (set only when that changes). The clock
+    benchmark and the tests on mock pins run this same pass."""
+
+    def __init__(self, program: TableProgram, hardware: Any) -> None:
+        self.program = program
+        self.hardware = hardware
+        self._shown: tuple[int | None, bool] | None = None
+
+    def step(self, *, timeout: float = 0.0) -> tuple[int, bool]:
+        """Events handled, and whether the turn (seat on move, paused) changed."""
+        program = self.program
+        handled = program.step(timeout=timeout)
+        turn = (program.running_seat(program.now_ns()), program.flow.paused)
+        turned = turn != self._shown
+        if turned:
+            self.hardware.show_turn(turn[0], paused=turn[1])
+            self._shown = turn
+        return handled, turned
 
 
 class ArbiterButton:
@@ -310,17 +332,12 @@ def _run_interactive(program: TableProgram, cfg: Any, say: Any, desk: Desk | Non
         for line in desk.help_lines():
             say(line)
     watchdog.ready("table running")
-    shown_turn: tuple[int | None, bool] | None = None
+    loop = TableLoop(program, hardware)
     try:
         while not stop.is_set():
             # The short timeout bounds how late a flag is noticed; the flag's
             # instant itself comes from the stamps, not from this loop.
-            handled = program.step(timeout=0.02)
-            turn = (program.running_seat(program.now_ns()), program.flow.paused)
-            turned = turn != shown_turn
-            if turned:
-                hardware.show_turn(turn[0], paused=turn[1])
-                shown_turn = turn
+            handled, turned = loop.step(timeout=0.02)
             # Between events the display loop wakes itself at the next
             # visible change; waking it on every poll would cost CPU a Pi
             # Zero does not have.

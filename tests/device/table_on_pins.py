@@ -8,7 +8,7 @@ from pegwatch.device.hardware.gpio import TableHardware
 from pegwatch.device.hardware.pins import PinMap
 from pegwatch.device.table.journal import Journal
 from pegwatch.device.table.program import TableProgram
-from pegwatch.device.table.run import ArbiterButton
+from pegwatch.device.table.run import ArbiterButton, TableLoop
 from pegwatch.rules.flow import MatchFlow
 
 #: Beeps of a millisecond or two: the patterns play quickly in tests.
@@ -51,20 +51,15 @@ class TableOnPins:
             raise
         self.buttons = ArbiterButton(self.program)
         self.buttons.attach(self.hardware)
+        self.loop = TableLoop(self.program, self.hardware)
 
     # -- the main loop -------------------------------------------------------------
 
     def step(self) -> int:
         """One pass of the table's loop at the time source's now."""
         self.hardware.poll()
-        done = self.program.step()
-        self.follow_turn()
+        done, _ = self.loop.step()
         return done
-
-    def follow_turn(self) -> None:
-        """The LEDs follow the running seat (``pegwatch run``'s loop does this)."""
-        program = self.program
-        self.hardware.show_turn(program.running_seat(program.now_ns()), paused=program.flow.paused)
 
     # -- what the table knows --------------------------------------------------------
 
