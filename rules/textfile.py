@@ -37,6 +37,7 @@ __all__ = [
     "MIB",
     "parse_json",
     "parse_toml",
+    "read_bytes",
     "read_stdin_text",
     "read_text",
     "size_text",
@@ -67,15 +68,16 @@ def _decode(data: bytes, name: str, what: str, error: ErrorType) -> str:
         raise error(f"{name}: not UTF-8 text (byte {exc.start}); expected {what}") from None
 
 
-def read_text(
+def read_bytes(
     path: str | os.PathLike[str],
     *,
     limit: int,
     what: str,
     error: ErrorType = BadInput,
     name: str | None = None,
-) -> str:
-    """The UTF-8 text of ``path``, refused (``error``) above ``limit`` bytes.
+) -> bytes:
+    """The bytes of ``path``, refused (``error``) above ``limit`` bytes
+    before they are read.
 
     ``what`` names the format in messages ("a JSON record"); ``name`` is how
     messages show the file (default: the path as given).
@@ -96,7 +98,20 @@ def read_text(
         raise error(f"{shown}: cannot read: {exc.strerror or exc}") from None
     if len(data) > limit:
         raise error(f"{shown}: too large for {what}; the limit is {size_text(limit)}")
-    return _decode(data, shown, what, error)
+    return data
+
+
+def read_text(
+    path: str | os.PathLike[str],
+    *,
+    limit: int,
+    what: str,
+    error: ErrorType = BadInput,
+    name: str | None = None,
+) -> str:
+    """The UTF-8 text of ``path``, as :func:`read_bytes` refuses or reads it."""
+    data = read_bytes(path, limit=limit, what=what, error=error, name=name)
+    return _decode(data, os.fspath(path) if name is None else name, what, error)
 
 
 def read_stdin_text(*, limit: int, what: str, error: ErrorType = BadInput, name: str = "<stdin>") -> str:

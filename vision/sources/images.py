@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from pegwatch.rules.textfile import read_bytes
 from pegwatch.vision.sources.base import EndOfFrames, Frame, SourceBase, SourceError
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
@@ -39,17 +39,9 @@ def read_image(path: str | Path, *, name: str | None = None) -> NDArray[np.uint8
     from PIL import Image, ImageOps, UnidentifiedImageError
 
     shown = str(path) if name is None else name
-    p = Path(path)
-    try:
-        if not p.is_file():
-            raise SourceError(f"{shown}: image file not found")
-        with p.open("rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size > MAX_IMAGE_BYTES:
-                raise SourceError(f"{shown}: {size} bytes is too large for an image; the limit is {MAX_IMAGE_BYTES // (1024 * 1024)} MiB")
-            data = f.read(MAX_IMAGE_BYTES + 1)
-    except OSError as exc:
-        raise SourceError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    if not Path(path).is_file():
+        raise SourceError(f"{shown}: image file not found")
+    data = read_bytes(path, limit=MAX_IMAGE_BYTES, what="an image", error=SourceError, name=shown)
     if not data:
         raise SourceError(f"{shown}: empty file, not a readable image")
     try:
