@@ -49,8 +49,6 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-#: Where the journals of matches that differ are kept (--keep), or None.
-KEEP: Path | None = None
 MS = 1_000_000
 S = 1_000 * MS
 #: The clock takes a player's second press within 50 ms as a contact bounce:
@@ -407,7 +405,8 @@ def _kill(proc: subprocess.Popen[str]) -> None:
 
 
 def check_match(journal: Path, plan: Plan, reference: list[Any], acked: list[Acked],
-                figures: Figures) -> None:
+                figures: Figures, keep: Path | None = None) -> None:
+    """Count what the match lost or changed; copy its journal to ``keep`` if it differs."""
     events = journal_events(journal)
     seqs = [e.seq for e in events]
     if seqs != list(range(1, len(events) + 1)):
@@ -434,12 +433,12 @@ def check_match(journal: Path, plan: Plan, reference: list[Any], acked: list[Ack
     if mismatches:
         figures.replay_mismatches += 1
         print(f"{journal.name}: replay: {mismatches[0]}", file=sys.stderr)
-    if (got != reference or mismatches) and KEEP is not None:
-        KEEP.mkdir(parents=True, exist_ok=True)
+    if (got != reference or mismatches) and keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
         for suffix in ("", "-wal", "-shm"):
             side = Path(str(journal) + suffix)
             if side.exists():
-                shutil.copy(side, KEEP / side.name)
+                shutil.copy(side, keep / side.name)
     figures.matches += 1
 
 
@@ -453,7 +452,7 @@ def reference_verdicts(plan: Plan, directory: Path, name: str) -> list[Any]:
 
 
 def run(kills: int, seed: int, plans: int, window_s: float, workdir: Path,
-        startup_share: float = 0.2) -> dict[str, Any]:
+        startup_share: float = 0.2, keep: Path | None = None) -> dict[str, Any]:
     rng = random.Random(seed)
     pool = [make_plan(random.Random(rng.random()), i) for i in range(plans)]
     references: dict[int, list[Any]] = {}
@@ -475,7 +474,7 @@ def run(kills: int, seed: int, plans: int, window_s: float, workdir: Path,
                 running = rng.random() >= startup_share
                 kill = Kill(rng.uniform(0.0, window_s if running else 0.6), running)
             complete = play_round(journal, plan, figures, acked, kill)
-        check_match(journal, plan, references[index], acked, figures)
+        check_match(journal, plan, references[index], acked, figures, keep)
         for suffix in ("", "-wal", "-shm"):
             Path(str(journal) + suffix).unlink(missing_ok=True)
         match += 1
@@ -510,12 +509,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="a kill comes uniformly within this many seconds of the table's "
                              "ready line (default 0.5); one kill in five lands in start-up instead")
     args = parser.parse_args(argv)
-    global KEEP
-    KEEP = args.keep
     if args.kills < 0 or args.plans < 1 or args.window <= 0:
         parser.error("--kills >= 0, --plans >= 1 and --window > 0")
     with tempfile.TemporaryDirectory(prefix="pegwatch-crash-") as tmp:
-        result = run(args.kills, args.seed, args.plans, args.window, Path(tmp))
+        result = run(args.kills, args.seed, args.plans, args.window, Path(tmp), keep=args.keep)
     print(f"kills: {result['kills']} (of which {result['startup_kills']} before the table was ready), "
           f"{result['restarts']} restarts on a journal, {result['matches']} matches")
     print(f"acknowledged commands: {result['acked_commands']}, lost: {result['lost_events']}")
