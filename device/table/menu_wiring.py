@@ -13,7 +13,7 @@ every other event. Opening, closing and cancelling are journaled as
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pegwatch.device.table.arbiter_menu import (
@@ -74,11 +74,7 @@ class MenuWiring:
         else:
             row = None
         if row is not None:
-            known = row.guess
-            if known is None and row.guess_reading is not None:
-                raw = row.guess_reading.get("guess")
-                if isinstance(raw, Sequence) and not isinstance(raw, str):
-                    known = tuple(str(c) for c in raw)
+            known = row.guess if row.guess is not None else row.seen_guess
             # Counts from a reading that was not sure (a hand over the key
             # pegs) are not offered: the entry starts at 0B 0W.
             marks = row.marks if row.marks_state is RowState.READ else None

@@ -61,12 +61,12 @@ when every row is judged again.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from pegwatch.rules.clock import ClockEvent, PressOutcome
-from pegwatch.rules.codes import Feedback
+from pegwatch.rules.codes import Code, Feedback
 from pegwatch.rules.flow.arbitration import Arbitration
 from pegwatch.rules.flow.state import (
     OK,
@@ -239,31 +239,31 @@ class MatchFlow(Arbitration):
             return Outcome(ignored=f"reading of row {row_no}, which is not confirmed")
         status = str(payload.get("status", ""))
         row = g.rows[row_no - 1]
-        reading = dict(payload)
         if phase == "guess":
             if row.guess_state is not RowState.PENDING:
                 return Outcome(ignored=f"second guess reading of row {row_no}")
             if status != OK:
-                g.rows[row_no - 1] = replace(row, guess_state=RowState.CHECK, guess_reading=reading)
+                g.rows[row_no - 1] = replace(row, guess_state=RowState.CHECK,
+                                             seen_guess=_seen(payload.get("guess")))
                 return Outcome(
                     verdicts=(Check(g.number, row_no, "guess", status),),
                     lines=(f"game {g.number} row {row_no}: guess reading {status}: CHECK ROW {row_no}",),
                 )
             guess = code_of(payload.get("guess"), self.variant.holes, "reading.guess")
-            g.rows[row_no - 1] = replace(row, guess=guess, guess_state=RowState.READ, guess_reading=reading)
+            g.rows[row_no - 1] = replace(row, guess=guess, guess_state=RowState.READ, seen_guess=guess)
             out = self._after_guess(g, row_no)
             return self._judge_after(g, row_no, out)
         if phase == "marks":
             if row.marks_state is not RowState.PENDING:
                 return Outcome(ignored=f"second marks reading of row {row_no}")
             if status != OK:
-                g.rows[row_no - 1] = replace(row, marks_state=RowState.CHECK, marks_reading=reading)
+                g.rows[row_no - 1] = replace(row, marks_state=RowState.CHECK)
                 return Outcome(
                     verdicts=(Check(g.number, row_no, "marks", status),),
                     lines=(f"game {g.number} row {row_no}: marks reading {status}: CHECK ROW {row_no}",),
                 )
             marks = Feedback(int_of(payload, "black"), int_of(payload, "white"))
-            g.rows[row_no - 1] = replace(row, marks=marks, marks_state=RowState.READ, marks_reading=reading)
+            g.rows[row_no - 1] = replace(row, marks=marks, marks_state=RowState.READ)
             return self._judge_after(g, row_no, Outcome())
         raise FlowError(f"reading.phase: expected guess, marks or secret, got {phase!r}")
 
@@ -301,6 +301,13 @@ class MatchFlow(Arbitration):
         if not was_paused and self.phase in (Phase.GUESS, Phase.MARKS) and g.ended_ns is None:
             self.game_clock.apply(ClockEvent("pause", at_ns))
         return Outcome(lines=("table restarted: the clock is paused; the arbiter resumes it",))
+
+
+def _seen(raw: object) -> Code | None:
+    """The colours an unsure reading gives for a guess, if it gives a list."""
+    if isinstance(raw, Sequence) and not isinstance(raw, str):
+        return tuple(str(c) for c in raw)
+    return None
 
 
 _HANDLERS = {

@@ -127,8 +127,9 @@ class FlowRow:
     marks_ns: int | None = None
     marks: Feedback | None = None
     marks_state: RowState | None = None
-    guess_reading: Mapping[str, Any] | None = None
-    marks_reading: Mapping[str, Any] | None = None
+    #: What the camera saw in the guess holes, even when it was unsure (an
+    #: unread hole as "unknown"): the start of the arbiter's hand entry.
+    seen_guess: Code | None = None
     confirmed_by: str | None = None
 
     @property
