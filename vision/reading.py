@@ -48,6 +48,19 @@ class HoleReading:
 
     colour: str
     confidence: float
+    candidates: tuple[tuple[str, float], ...] = ()
+    """For an uncertain hole, the answers the reader could not rule out
+    (colour names and ``"empty"``), each with its confidence, best first.
+    Empty means "nothing ruled out" for ``"unknown"``/``"occluded"`` and "just
+    ``colour``" for a certain hole (see :attr:`possible`)."""
+
+    @property
+    def possible(self) -> tuple[str, ...] | None:
+        """The answers this hole may hold: ``(colour,)`` when certain, the
+        candidates when some are named, None when it may hold anything."""
+        if self.is_certain:
+            return (self.colour,)
+        return tuple(c for c, _ in self.candidates) or None
 
     @property
     def is_certain(self) -> bool:
@@ -69,6 +82,10 @@ class KeyReading:
     empty: int
     confidence: float
     status: str
+    black_bounds: tuple[int, int] | None = None
+    """When ``status`` is ``"unknown"``: the counts the key holes may hold,
+    lowest and highest (None: nothing known). Certain counts need none."""
+    white_bounds: tuple[int, int] | None = None
 
     @property
     def is_certain(self) -> bool:
@@ -117,6 +134,10 @@ class BoardReading:
     problem: str | None
     at_ns: int
     changed_rows: frozenset[int] = frozenset()
+    trust: str = "full"
+    """``"full"``, or ``"low"`` when the board was read without the
+    calibration a verdict needs (best-effort location, colours not all
+    learned, ...): a low-trust reading is shown, never used to accuse."""
     row_signatures: tuple[tuple[float, ...], ...] | None = field(
         default=None, compare=False, repr=False
     )

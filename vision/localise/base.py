@@ -24,6 +24,17 @@ MARKERS_NOT_FOUND = "markers not found"
 NO_BOARD = "no board found"
 
 
+class BoardProjection(Protocol):
+    """A camera pose (and lens) that places 3D board points in the image:
+    what a homography of the board plane cannot do for peg heads that stand
+    above their holes."""
+
+    def project(self, points_mm: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Board points (N×3: x, y in board mm, z in mm above the board's
+        surface) to image px (N×2)."""
+        ...
+
+
 class LocalisationError(BadInput):
     """Bad localisation input: corners, references, frames."""
 
@@ -51,6 +62,7 @@ class Localisation:
     shift_mm: float | None = None
     size_mm: tuple[float, float] | None = None
     row_shift_mm: tuple[tuple[float, float], ...] | None = None
+    pose: BoardProjection | None = None
 
     def board_to_image(self) -> NDArray[np.float64] | None:
         """The inverse homography (board mm to image px), or None."""
@@ -72,6 +84,20 @@ class Localisation:
         if inv is None:
             raise LocalisationError(f"no board localisation ({self.problem})")
         return apply_homography(inv, np.asarray(points_mm, dtype=np.float64))
+
+
+    def to_image_at_height(
+        self, points_mm: Sequence[Sequence[float]] | NDArray[np.float64], height_mm: float
+    ) -> NDArray[np.float64]:
+        """Board mm (N×2) at ``height_mm`` above the board to image px (N×2).
+
+        With a :attr:`pose` the points are projected in 3D; without one only
+        the board plane is known, so this is :meth:`to_image`."""
+        pts = np.asarray(points_mm, dtype=np.float64).reshape(-1, 2)
+        if self.pose is None or height_mm == 0.0:
+            return self.to_image(pts)
+        xyz = np.column_stack([pts, np.full(len(pts), float(height_mm))])
+        return np.asarray(self.pose.project(xyz), dtype=np.float64).reshape(-1, 2)
 
 
 def apply_homography(hm: NDArray[np.float64], pts: NDArray[np.float64]) -> NDArray[np.float64]:
