@@ -15,8 +15,8 @@ counts they fix; the fitting uses them all.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +24,7 @@ import numpy as np
 
 from pegwatch.rules.errors import BadInput, PegwatchError
 from pegwatch.rules.textfile import MIB, parse_json, read_text
-from pegwatch.vision.colour import ColourModel, ColourModelError
+from pegwatch.vision.colour import Classification, ColourModel, ColourModelError, FloatArray
 from pegwatch.vision.profile import BoardProfile, ProfileError, load_profile
 from pegwatch.vision.reading import EMPTY
 
@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 FORMAT_VERSION = 1
 SHIELD = "shield"
 METHODS = ("markers", "corners", "best-effort")
+#: A calibration's trust: "full", or "low" when a board read with it must never accuse.
+TRUST_LEVELS = ("full", "low")
 #: A calibration file larger than this is refused before it is parsed (one is ~20 KiB).
 MAX_CALIBRATION_BYTES = 1 * MIB
 #: Pixel coordinates and image sizes in a calibration are within this.
@@ -71,6 +73,39 @@ class CalibrationError(BadInput):
 
 
 @dataclass(frozen=True, eq=False)
+class GuardedColourModel(ColourModel):
+    """A colour model in which the classes with no samples (``counts`` 0) are guards.
+
+    A guard stands for a colour the table has not learned yet: a broad
+    Gaussian where that colour is expected to lie. It takes its share of
+    the posterior, so a hole that may be the unlearned colour is not
+    accepted as a learned neighbour, and it is never accepted itself: a hole
+    nearest a guard reads "unknown", never the guard's colour.
+    """
+
+    def classify_distances(self, d2: FloatArray, *, allowed: Sequence[bool] | None = None) -> Classification:
+        """As :meth:`ColourModel.classify_distances`, with guards never accepted."""
+        c = super().classify_distances(d2, allowed=allowed)
+        guard = np.array([n == 0 for n in self.counts], dtype=bool)
+        return replace(c, accepted=c.accepted & ~guard[c.best])
+
+
+def guarded(model: ColourModel) -> ColourModel:
+    """``model`` as a :class:`GuardedColourModel` when it has guard classes (else itself)."""
+    if isinstance(model, GuardedColourModel) or all(c > 0 for c in model.counts):
+        return model
+    return GuardedColourModel(
+        model.names, model.means, model.covariances, model.counts,
+        reject_alpha=model.reject_alpha, min_posterior=model.min_posterior,
+    )
+
+
+def learned_classes(model: ColourModel) -> tuple[str, ...]:
+    """The classes of ``model`` that calibration samples were seen for."""
+    return tuple(n for n, c in zip(model.names, model.counts, strict=True) if c > 0)
+
+
+@dataclass(frozen=True, eq=False)
 class Calibration:
     """One table's calibration (JSON file; see :meth:`to_dict`)."""
 
@@ -83,20 +118,61 @@ class Calibration:
     code_model: ColourModel
     key_model: ColourModel
     image_size: tuple[int, int] | None = None
+    #: The camera's lens from ``pegwatch calibrate-lens`` (None: not calibrated; files
+    #: without the ``lens`` key load as before).
+    lens: Lens | None = None
     #: The file it was loaded from ("" when made in code), for messages.
     source: str = ""
+    #: "full", or "low": a board read with this calibration is shown, never
+    #: used to accuse (the reader copies it into ``BoardReading.trust``).
+    trust: str = "full"
+    #: Why the trust is low, one human sentence each.
+    trust_reasons: tuple[str, ...] = ()
+    #: Palette colours that no calibration image showed: they read
+    #: "unknown", never as another colour (see :class:`GuardedColourModel`).
+    not_learned: tuple[str, ...] = ()
+    #: Key colours (right place, right colour, empty) that were never seen.
+    keys_not_learned: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Classes with no samples are guards (colours not learned yet): they
+        # must never be accepted, whichever way the calibration was made.
+        object.__setattr__(self, "code_model", guarded(self.code_model))
+        object.__setattr__(self, "key_model", guarded(self.key_model))
+        if self.trust not in TRUST_LEVELS:
+            raise CalibrationError(f"trust: {self.trust!r} is not one of {', '.join(TRUST_LEVELS)}")
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What a person should know about this calibration, one sentence each."""
+        out: list[str] = []
+        if self.not_learned:
+            out.append(
+                f"colours not learned yet: {', '.join(self.not_learned)} (they read as unknown; "
+                "add a photo with them, a swatch card or confirmed rows)"
+            )
+        if self.keys_not_learned:
+            out.append(
+                f"key colours not learned yet: {', '.join(self.keys_not_learned)} (key counts with them "
+                "read as unknown; add a photo of marked rows or a swatch card)"
+            )
+        if self.trust == "low":
+            out.append("low trust: boards read with it are shown, never used to accuse (" + "; ".join(self.trust_reasons) + ")")
+        return tuple(out)
 
     def localiser(self, profile: BoardProfile) -> Localiser:
         """A fresh localiser of the calibrated kind for ``profile``."""
         from pegwatch.vision.localise import localiser_for
 
         if self.method == "markers":
-            return localiser_for(profile, "markers")
+            return localiser_for(profile, "markers", lens=self.lens)
         if self.method == "corners":
             if self.corners_px is None:
                 raise CalibrationError("calibration uses corners but has none")
-            return localiser_for(profile, "corners", corners_px=self.corners_px, reference=_reference_in(self.reference))
-        return localiser_for(profile, "best-effort")
+            return localiser_for(
+                profile, "corners", corners_px=self.corners_px, reference=_reference_in(self.reference), lens=self.lens
+            )
+        return localiser_for(profile, "best-effort", lens=self.lens)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
@@ -114,6 +190,11 @@ class Calibration:
             "image_size": None if self.image_size is None else list(self.image_size),
             "code_model": self.code_model.to_dict(),
             "key_model": self.key_model.to_dict(),
+            # Added keys (older files have none of them and load as "full" trust, all learned):
+            "trust": self.trust,
+            "trust_reasons": list(self.trust_reasons),
+            "not_learned": {"code": list(self.not_learned), "key": list(self.keys_not_learned)},
+            "warnings": list(self.warnings),
         }
 
     @classmethod
@@ -194,6 +275,15 @@ class Calibration:
             if model.dims != dims:
                 raise bad(key, f"has {model.dims} features per class; the reader measures {dims}")
             models.append(model)
+        trust = data.get("trust", "full")
+        if not isinstance(trust, str) or trust not in TRUST_LEVELS:
+            raise bad("trust", f"{_short(trust)} is not one of {', '.join(TRUST_LEVELS)}")
+        reasons = _strings(data.get("trust_reasons", []), "trust_reasons", bad)
+        nl = data.get("not_learned", {})
+        if not isinstance(nl, Mapping):
+            raise bad("not_learned", f"{_short(nl)} is not an object {{\"code\": [...], \"key\": [...]}}")
+        not_code = _strings(nl.get("code", []), "not_learned.code", bad)
+        not_key = _strings(nl.get("key", []), "not_learned.key", bad)
         return cls(
             profile=profile,
             method=str(method),
@@ -204,7 +294,12 @@ class Calibration:
             code_model=models[0],
             key_model=models[1],
             image_size=image_size,
+            lens=lens,
             source=where,
+            trust=trust,
+            trust_reasons=reasons,
+            not_learned=not_code,
+            keys_not_learned=not_key,
         )
 
     def save(self, path: str | Path) -> None:
@@ -229,6 +324,12 @@ class Calibration:
             if not self.source:
                 raise
             raise CalibrationError(f"{self.source}: profile: {exc}") from None
+
+
+def _strings(value: object, key: str, bad: Callable[[str, str], CalibrationError]) -> tuple[str, ...]:
+    if not isinstance(value, list) or len(value) > 64 or not all(isinstance(v, str) and 0 < len(v) <= 200 for v in value):
+        raise bad(key, f"{_short(value)} is not a list of short strings")
+    return tuple(value)
 
 
 def _reference_out(ref: Any) -> Any:
