@@ -184,7 +184,7 @@ class BoardReader:
         else:
             secret = self._read_secret(sc.best, secret_ok, sc.confidence)
         sigs = tuple(tuple(float(v) for v in s) for s in f.signatures)
-        return BoardReading(p.name, tuple(rows), secret, None, at_ns, row_signatures=sigs)
+        return BoardReading(p.name, tuple(rows), secret, None, at_ns, row_signatures=sigs, trust=self.calibration.trust)
 
     def _read_secret(
         self, best: NDArray[np.intp], ok: NDArray[np.bool_], conf: FloatArray
