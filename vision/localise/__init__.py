@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pegwatch.vision.lens import Lens
 from pegwatch.vision.localise.base import (
     BOARD_MOVED,
     MARKERS_NOT_FOUND,
@@ -96,8 +97,13 @@ def localiser_for(
     *,
     corners_px: Sequence[Sequence[float]] | None = None,
     reference: CornersReference | Mapping[str, Any] | None = None,
+    lens: Lens | None = None,
 ) -> Localiser:
-    """A localiser by method name ("markers", "corners", "best-effort")."""
+    """A localiser by method name ("markers", "corners", "best-effort").
+
+    ``lens`` is the table's calibrated lens (None: an assumed pinhole): the
+    localisers place the board in 3D with it (:attr:`Localisation.pose`).
+    """
     if method == "markers":
         return MarkerLocaliser(profile)
     if method == "corners":
