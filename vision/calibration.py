@@ -25,6 +25,7 @@ import numpy as np
 from pegwatch.rules.errors import BadInput, PegwatchError
 from pegwatch.rules.textfile import MIB, parse_json, read_text
 from pegwatch.vision.colour import Classification, ColourModel, ColourModelError, FloatArray
+from pegwatch.vision.lens import Lens, LensError, lens_from_dict
 from pegwatch.vision.profile import BoardProfile, ProfileError, load_profile
 from pegwatch.vision.reading import EMPTY
 
@@ -195,6 +196,7 @@ class Calibration:
             "trust_reasons": list(self.trust_reasons),
             "not_learned": {"code": list(self.not_learned), "key": list(self.keys_not_learned)},
             "warnings": list(self.warnings),
+            **({} if self.lens is None else {"lens": self.lens.to_dict()}),
         }
 
     @classmethod
@@ -284,6 +286,10 @@ class Calibration:
             raise bad("not_learned", f"{_short(nl)} is not an object {{\"code\": [...], \"key\": [...]}}")
         not_code = _strings(nl.get("code", []), "not_learned.code", bad)
         not_key = _strings(nl.get("key", []), "not_learned.key", bad)
+        try:
+            lens = lens_from_dict(data.get("lens"), where=f"{where}: lens")
+        except LensError as exc:
+            raise CalibrationError(str(exc)) from None
         return cls(
             profile=profile,
             method=str(method),
