@@ -22,6 +22,7 @@ _COMMAND_MODULES = (
     "pegwatch.device.cli.markers_cmd",
     "pegwatch.device.cli.vision_cmd",
     "pegwatch.device.cli.table_cmd",
+    "pegwatch.device.cli.preview_cmd",
 )
 
 Handler = Callable[[argparse.Namespace], int]
