@@ -134,6 +134,10 @@ class Calibration:
     not_learned: tuple[str, ...] = ()
     #: Key colours (right place, right colour, empty) that were never seen.
     keys_not_learned: tuple[str, ...] = ()
+    #: Whether every frame's hole pattern is checked against the corners
+    #: reference (False: the check refused the calibration photo itself, and
+    #: the board is read low-trust without it).
+    board_check: bool = True
 
     def __post_init__(self) -> None:
         # Classes with no samples are guards (colours not learned yet): they
@@ -170,6 +174,12 @@ class Calibration:
         if self.method == "corners":
             if self.corners_px is None:
                 raise CalibrationError("calibration uses corners but has none")
+            if not self.board_check:
+                from pegwatch.vision.localise import FixedCornersLocaliser
+
+                # The check refused the calibration photo itself: the picked
+                # corners alone place the board (and the trust is low).
+                return FixedCornersLocaliser(profile, self.corners_px, check=False)
             return localiser_for(
                 profile, "corners", corners_px=self.corners_px, reference=_reference_in(self.reference), lens=self.lens
             )
@@ -185,6 +195,7 @@ class Calibration:
                 "method": self.method,
                 "corners_px": None if self.corners_px is None else [list(c) for c in self.corners_px],
                 "reference": _reference_out(self.reference),
+                "check": self.board_check,
             },
             "px_per_mm": self.px_per_mm,
             "plastic_linear_bgr": list(self.plastic_linear),
@@ -255,6 +266,9 @@ class Calibration:
             _reference_in(reference)
         except (PegwatchError, KeyError, TypeError, ValueError, OverflowError) as exc:
             raise bad("localisation.reference", f"malformed ({exc})") from None
+        check = loc.get("check", True)
+        if not isinstance(check, bool):
+            raise bad("localisation.check", f"{_short(check)} is not true or false")
         ppm = number(data.get("px_per_mm"), "px_per_mm", 0.5, 20)
         pl_raw = data.get("plastic_linear_bgr")
         if not isinstance(pl_raw, list) or len(pl_raw) != 3:
@@ -306,6 +320,7 @@ class Calibration:
             trust_reasons=reasons,
             not_learned=not_code,
             keys_not_learned=not_key,
+            board_check=check,
         )
 
     def save(self, path: str | Path) -> None:
