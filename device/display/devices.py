@@ -230,6 +230,26 @@ class Display:
             cleanup()
 
 
+class AbsentDisplay(Display):
+    """Stands in for a display that could not be opened: every :meth:`show`
+    raises ``OSError`` with the reason, so the display loop keeps trying to
+    open the real one (its *reopen*) and the clock never waits for it."""
+
+    def __init__(self, settings: DisplaySettings, problem: str) -> None:
+        super().__init__(None, kind=settings.kind, settings=settings)
+        self.problem = problem
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return self.settings.size
+
+    def show(self, model: DisplayModel, at_ns: int | None = None) -> None:
+        raise OSError(self.problem)
+
+    def close(self) -> None:
+        pass
+
+
 class TeeDisplay(Display):
     """One display that also saves every picture to a second one (``save``).
 

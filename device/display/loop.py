@@ -10,8 +10,12 @@ An idle table costs one wake-up a second at most.
 
 It only ever *reads* the clock (``Clock.view`` is pure), so a slow or
 broken display never delays a press. A device error (unplugged, I2C
-error) is logged once, and the frame is retried every *retry_s* seconds
-until the device answers again.
+error) is logged once, and the frame is retried after *retry_s* seconds,
+then twice as long each time up to *max_retry_s*, until the device answers
+again; with *reopen* each retry opens the device afresh, so a display that
+was missing when the table started (:class:`~pegwatch.device.display.devices.AbsentDisplay`)
+is picked up when it is plugged in. *on_state* hears ``(False, problem)``
+when the device fails and ``(True, "")`` when it is back.
 """
 
 from __future__ import annotations
@@ -32,6 +36,14 @@ logger = logging.getLogger(__name__)
 MAX_SLEEP_S = 1.0
 
 
+def _release(display: Display) -> None:
+    # A display being replaced may hold the bus or a file: let go of it.
+    try:
+        display.close()
+    except Exception as exc:
+        logger.debug("closing the failed display: %s", exc)
+
+
 class DisplayLoop:
     """Keeps a :class:`~pegwatch.device.display.devices.Display` showing the current model."""
 
@@ -45,6 +57,8 @@ class DisplayLoop:
         retry_s: float = 5.0,
         now_ns: Callable[[], int] = time.monotonic_ns,
         reopen: Callable[[], Display] | None = None,
+        max_retry_s: float | None = None,
+        on_state: Callable[[bool, str], None] | None = None,
     ) -> None:
         if fps <= 0:
             raise BadInput("fps must be > 0")
@@ -56,6 +70,9 @@ class DisplayLoop:
         self._next_change_at = next_change_at
         self.min_interval_ns = round(1e9 / fps)
         self.retry_ns = round(retry_s * 1e9)
+        self.max_retry_ns = round(max(retry_s, 30.0 if max_retry_s is None else max_retry_s) * 1e9)
+        self._retry_wait_ns = self.retry_ns
+        self._on_state = on_state
         self._now_ns = now_ns
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -87,14 +104,14 @@ class DisplayLoop:
         due: list[int] = []
         if model != self._shown:
             ready = self._last_frame_ns is None or now - self._last_frame_ns >= self.min_interval_ns
-            retry_ok = self._failed_at is None or now - self._failed_at >= self.retry_ns
+            retry_ok = self._failed_at is None or now - self._failed_at >= self._retry_wait_ns
             if ready and retry_ok:
                 self._draw(model, now)
             elif not ready:
                 assert self._last_frame_ns is not None
                 due.append(self._last_frame_ns + self.min_interval_ns)
             if self._failed_at is not None:
-                due.append(self._failed_at + self.retry_ns)
+                due.append(self._failed_at + self._retry_wait_ns)
         if self._next_change_at is not None:
             nxt = self._next_change_at(now)
         else:
@@ -107,23 +124,49 @@ class DisplayLoop:
     def _draw(self, model: DisplayModel, now: int) -> None:
         try:
             if self._failed_at is not None and self._reopen is not None:
-                self.display = self._reopen()
+                old, self.display = self.display, self._reopen()
+                _release(old)
             self.display.show(model)
         except Exception as exc:
             self.errors += 1
             if self._failed_at is None:
                 logger.error(
-                    "display %s failed: %s; the clock goes on, retrying every %.0f s",
+                    "display %s failed: %s; the clock goes on, retrying from every %.0f s",
                     self.display.kind, exc, self.retry_ns / 1e9,
                 )
+                self._retry_wait_ns = self.retry_ns
+                self._state(False, str(exc) or type(exc).__name__)
+            else:
+                self._retry_wait_ns = min(self._retry_wait_ns * 2, self.max_retry_ns)
             self._failed_at = now
             return
         if self._failed_at is not None:
             logger.warning("display %s is back", self.display.kind)
             self._failed_at = None
+            self._retry_wait_ns = self.retry_ns
+            self._state(True, "")
         self._shown = model
         self._last_frame_ns = now
         self.frames += 1
+
+    def _state(self, ok: bool, problem: str) -> None:
+        if self._on_state is not None:
+            try:
+                self._on_state(ok, problem)
+            except Exception:
+                logger.exception("display state handler failed")
+
+    def show_last(self, model: DisplayModel) -> bool:
+        """Draw ``model`` once more, after :meth:`stop` (the table's last picture,
+        e.g. ``STOPPED``); False if the device would not take it."""
+        try:
+            self.display.show(model)
+        except Exception as exc:
+            logger.error("display %s: last picture not shown: %s", self.display.kind, exc)
+            return False
+        self._shown = model.quantized()
+        self.frames += 1
+        return True
 
     def run(self) -> None:
         """Loop until :meth:`stop` (what the thread runs)."""

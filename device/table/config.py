@@ -39,18 +39,9 @@ from pegwatch.rules.textfile import MIB, parse_toml, read_text
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "CONFIG_ENV",
-    "DEFAULT_CONFIG",
-    "MAX_CONFIG_BYTES",
-    "PI_MODEL_PATH",
-    "SYSTEM_CONFIG",
-    "TableConfig",
-    "VisionOptions",
-    "config_from_mapping",
-    "default_journal_path",
-    "find_config",
-    "is_raspberry_pi",
-    "load_config",
+    "CONFIG_ENV", "DEFAULT_CONFIG", "MAX_CONFIG_BYTES", "PI_MODEL_PATH", "SYSTEM_CONFIG",
+    "TableConfig", "VisionOptions", "config_from_mapping", "default_journal_path",
+    "find_config", "is_raspberry_pi", "load_config",
 ]
 
 #: The environment variable that names the configuration file.
@@ -76,7 +67,7 @@ _SECTIONS: Final = _OWN_SECTIONS + _DEVICE_SECTIONS
 _KEYS: Final[Mapping[str, tuple[str, ...]]] = {
     "table": ("name", "board", "calibration"),
     "match": ("players", "rules", "clock"),
-    "camera": ("source", "resolution", "fps"),
+    "camera": ("source", "resolution", "fps", "focus", "focus_cm"),
     "vision": ("frames_to_accept", "motion_threshold"),
     "journal": ("path", "evidence", "evidence_jpeg_quality", "max_mb"),
     "hardware": ("mode",),
@@ -121,6 +112,10 @@ class VisionOptions:
     resolution: tuple[int, int] = (1640, 1232)
     #: JPEG quality of the evidence frames kept in the journal.
     jpeg_quality: int = 85
+    #: The Pi camera's focus: "distance" (the lens at focus_cm) or "once" (one autofocus, locked).
+    focus: str = "distance"
+    #: From the lens to the board, in centimetres (LensPosition = 100 / focus_cm dioptres).
+    focus_cm: float = 36.0
 
 
 @dataclass(frozen=True)
@@ -461,6 +456,8 @@ def config_from_mapping(
         fps=camera_s.number("fps", 10.0, 1.0, 60.0),
         resolution=_resolution(camera_s),
         jpeg_quality=journal_s.integer("evidence_jpeg_quality", 85, 30, 100),
+        focus=camera_s.choice("focus", "distance", ("distance", "once"), "focus"),
+        focus_cm=camera_s.number("focus_cm", 36.0, 5.0, 300.0),
     )
 
     journal_raw = journal_s.string("path", "auto", hint='a file path, or "auto"')

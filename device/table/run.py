@@ -136,9 +136,19 @@ class ArbiterButton:
             self.program.arbiter("resume", at_ns)
 
 
-def _camera_worker(cfg: Any, program_submit: Any, desk: Desk | None) -> Any:
-    """The vision worker for the configured camera, or None when it cannot start."""
+def _camera_worker(cfg: Any, program_submit: Any, desk: Desk | None, parts: Any = None) -> Any:
+    """The vision worker for the configured camera, or None when it cannot start.
+
+    The source is read at most ``[camera] fps`` times a second
+    (:class:`~pegwatch.vision.sources.PacedSource`), and a camera that is
+    missing or fails is opened again with backoff
+    (:class:`~pegwatch.vision.sources.ReopeningSource`): the table starts
+    without it and picks it up when it comes. A real camera with no
+    calibration is not read at all; ``parts`` then shows ``SET-UP`` on the
+    display.
+    """
     from pegwatch.device.table.vision_worker import VisionWorker
+    from pegwatch.vision.sources import PacedSource, ReopeningSource
 
     try:
         from pegwatch.vision.profile import load_profile
@@ -149,17 +159,26 @@ def _camera_worker(cfg: Any, program_submit: Any, desk: Desk | None) -> Any:
             from pegwatch.vision.calibration import Calibration
 
             reader: Any = BoardReader(profile, Calibration.load(cfg.calibration))
-            source = _open_source(cfg, desk)
+            source: Any = ReopeningSource(lambda: _open_source(cfg, desk), name=f"camera {cfg.camera}")
         elif cfg.camera == "render" and desk is not None:
             reader, source = desk.camera(cfg.board, fps=cfg.vision.fps)
         else:
-            logger.error("camera %s needs a calibration ([table] calibration)", cfg.camera)
+            logger.error(
+                "camera %s has no calibration ([table] calibration): the table runs without "
+                "reading the board and its display says SET-UP; make one with "
+                "`pegwatch calibrate IMAGE... --truth TRUTH.json -o CAL.json` (docs/hardware.md)",
+                cfg.camera,
+            )
+            if parts is not None:
+                parts.missing("calibration", "no [table] calibration")
             return None
     except Exception as exc:  # no camera is not a reason to stop the clock
         logger.error("camera not started: %s", exc)
+        if parts is not None:
+            parts.missing("camera", str(exc))
         return None
     return VisionWorker(
-        source,
+        PacedSource(source, fps=cfg.vision.fps),
         reader,
         submit=program_submit,
         frames_to_accept=cfg.vision.frames_to_accept,
@@ -179,7 +198,9 @@ def _open_source(cfg: Any, desk: Desk | None) -> Any:
     if kind == "webcam":
         # The configuration's webcam[:N] is an OpenCV capture device.
         spec = f"video:{arg or '0'}"
-    return open_source(spec, size=cfg.vision.resolution)
+    vision = cfg.vision
+    return open_source(spec, size=vision.resolution, fps=vision.fps, focus=vision.focus,
+                       focus_cm=vision.focus_cm)
 
 
 def run_table(
@@ -305,74 +326,140 @@ def _run_script(program: TableProgram, script: str, out: IO[str]) -> int:
 
 
 def _run_interactive(program: TableProgram, cfg: Any, say: Any, desk: Desk | None) -> int:
-    from pegwatch.device.hardware.gpio import TableHardware, make_pin_factory
     from pegwatch.device.hardware.watchdog import Watchdog
+    from pegwatch.device.table.service import HardwareSlot, Parts, StopSignals, stopped_model
 
     stop = threading.Event()
     watchdog = Watchdog()
     program.watchdog = watchdog
-    hardware = TableHardware(
-        cfg.pins, pin_factory=make_pin_factory("mock" if cfg.simulated else "default"), buzzer=cfg.buzzer
-    )
-    # The buzzer: a MockFactory pin off the Pi, the real one on it.
-    program.attach_sounder(hardware.sounder)
+    display_loop: Any = None
+
+    def parts_changed(parts: Parts) -> None:
+        watchdog.status(parts.status())
+        if display_loop is not None:
+            display_loop.wake()
+
+    parts = Parts(on_change=parts_changed)
+    slot = HardwareSlot()
     arbiter = ArbiterButton(program)
-    arbiter.attach(hardware)
-    worker = _camera_worker(cfg, program.submit, desk)
+    buttons = _connect_buttons(cfg, program, arbiter, slot, parts)
+    worker = _camera_worker(cfg, program.submit, desk, parts)
     if worker is not None:
         program.worker = worker
         worker.on_camera = program._camera_changed
         worker.start()
-    display_loop = _display_loop(cfg, program)
+
+    def model_at(raw_now: int) -> Any:
+        return parts.overlay(program.display_model(raw_now))
+
+    display_loop = _display_loop(cfg, program, model_at=model_at, parts=parts)
     keyboard = None
-    if cfg.simulated and desk is not None:
-        keyboard = desk.keyboard(hardware, on_quit=stop.set,
+    if cfg.simulated and desk is not None and slot.hardware is not None:
+        keyboard = desk.keyboard(slot.hardware, on_quit=stop.set,
                                  on_confirm=lambda: arbiter.short(time.monotonic_ns()))
         keyboard.start()
         for line in desk.help_lines():
             say(line)
-    watchdog.ready("table running")
-    loop = TableLoop(program, hardware)
+    loop = TableLoop(program, slot)
     try:
-        while not stop.is_set():
-            # The short timeout bounds how late a flag is noticed; the flag's
-            # instant itself comes from the stamps, not from this loop.
-            handled, turned = loop.step(timeout=0.02)
-            # Between events the display loop wakes itself at the next
-            # visible change; waking it on every poll would cost CPU a Pi
-            # Zero does not have.
-            if display_loop is not None and (handled or turned):
-                display_loop.wake()
+        with StopSignals(stop):
+            watchdog.ready(parts.status())
+            while not stop.is_set():
+                # The short timeout bounds how late a flag is noticed; the flag's
+                # instant itself comes from the stamps, not from this loop.
+                handled, turned = loop.step(timeout=0.02)
+                # Between events the display loop wakes itself at the next
+                # visible change; waking it on every poll would cost CPU a Pi
+                # Zero does not have.
+                if display_loop is not None and (handled or turned):
+                    display_loop.wake()
     except KeyboardInterrupt:
         pass
     finally:
+        # systemd first: from here on a slow exit is a stop, not a hang.
         watchdog.stopping()
         if keyboard is not None:
             keyboard.stop()
+        if buttons is not None:
+            buttons.stop()
         if display_loop is not None:
             display_loop.stop()
+            # The glass keeps its last picture after the process ends: make it
+            # say the table stopped, with the times it stopped at.
+            display_loop.show_last(stopped_model(model_at(program.now_ns())))
             display_loop.display.close()
-        hardware.close()
+        slot.close()
         watchdog.close()
+        say("table stopped")
     return 0
 
 
-def _display_loop(cfg: Any, program: TableProgram) -> Any:
-    try:
-        from pegwatch.device.display.devices import open_display
-        from pegwatch.device.display.loop import DisplayLoop
+def _connect_buttons(cfg: Any, program: TableProgram, arbiter: ArbiterButton, slot: Any,
+                     parts: Any) -> Any:
+    """Open the buttons, LEDs and buzzer now, or keep trying in a thread.
 
-        settings = cfg.display if not isinstance(cfg.display, dict) else "terminal"
-        display = open_display(settings)
-    except Exception as exc:  # the clock goes on without a display
-        logger.error("display not started: %s", exc)
+    Returns the retry thread (to stop on exit), or None when they opened at
+    once. Until they open the clock runs, the arbiter menu is out of reach
+    and the display says ``NO BUTTONS``.
+    """
+    from pegwatch.device.hardware.gpio import TableHardware, make_pin_factory
+    from pegwatch.device.table.service import Backoff, RetryThread
+
+    def attempt() -> bool:
+        hardware = TableHardware(
+            cfg.pins, pin_factory=make_pin_factory("mock" if cfg.simulated else "default"),
+            buzzer=cfg.buzzer,
+        )
+        # The buzzer: a MockFactory pin off the Pi, the real one on it.
+        program.attach_sounder(hardware.sounder)
+        arbiter.attach(hardware)
+        if slot.connect(hardware):
+            parts.back("buttons")
+        return True
+
+    try:
+        attempt()
         return None
+    except Exception as exc:  # the GPIO chip missing or busy: the clock goes on
+        parts.missing("buttons", str(exc) or type(exc).__name__)
+
+    def failed(exc: BaseException | None) -> None:
+        if exc is not None:
+            parts.missing("buttons", str(exc) or type(exc).__name__)
+
+    return RetryThread(attempt, backoff=Backoff(1.0, 30.0), name="pegwatch-gpio-retry",
+                       on_failure=failed).start()
+
+
+def _display_loop(cfg: Any, program: TableProgram, *, model_at: Any = None, parts: Any = None,
+                  opener: Any = None) -> Any:
+    """The display loop; a display that cannot be opened now is tried again
+    with backoff (``[display] retry_s``, doubling up to 30 s)."""
+    from pegwatch.device.display.devices import AbsentDisplay, DisplaySettings, open_display
+    from pegwatch.device.display.loop import DisplayLoop
+
+    settings = cfg.display if isinstance(cfg.display, DisplaySettings) else DisplaySettings()
+    open_ = opener if opener is not None else open_display
+
+    def state(ok: bool, problem: str) -> None:
+        if parts is not None:
+            if ok:
+                parts.back("display")
+            else:
+                parts.missing("display", problem)
+
+    try:
+        display = open_(settings)
+    except Exception as exc:  # the clock goes on without a display, and tries again
+        logger.error("display %s not started: %s; trying again", settings.kind, exc)
+        display = AbsentDisplay(settings, str(exc) or type(exc).__name__)
     loop = DisplayLoop(
         display,
-        program.display_model,
+        model_at if model_at is not None else program.display_model,
         next_change_at=program.next_display_change_ns,
-        fps=settings.fps if not isinstance(settings, str) else 10.0,
-        retry_s=settings.retry_s if not isinstance(settings, str) else 5.0,
-        reopen=(lambda: open_display(settings)),
+        fps=settings.fps,
+        retry_s=settings.retry_s,
+        reopen=(lambda: open_(settings)),
+        on_state=state,
     )
     return loop.start()

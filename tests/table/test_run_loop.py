@@ -192,5 +192,5 @@ def test_no_display_and_no_camera_at_start_do_not_stop_the_clock(tmp_path, caplo
             loop.join(WAIT_S)
     assert not loop.is_alive()
     messages = " | ".join(r.getMessage() for r in caplog.records)
-    assert "camera picamera2 needs a calibration" in messages
-    assert "display not started" in messages
+    assert "camera picamera2 has no calibration" in messages
+    assert "display ssd1306 not started" in messages

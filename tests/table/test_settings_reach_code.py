@@ -38,6 +38,8 @@ REACHES = {
     ("camera", "source"): ("camera", "webcam:1"),
     ("camera", "resolution"): ("vision.resolution", [640, 480]),
     ("camera", "fps"): ("vision.fps", 5),
+    ("camera", "focus"): ("vision.focus", "once"),
+    ("camera", "focus_cm"): ("vision.focus_cm", 50),
     ("vision", "frames_to_accept"): ("vision.frames_to_accept", 5),
     ("vision", "motion_threshold"): ("vision.motion_threshold", 20.5),
     ("journal", "path"): ("journal", "other.sqlite"),

@@ -1,12 +1,9 @@
-"""Frame sources: image folders, video files, the renderer, the Pi camera (through a test double)."""
+"""Frame sources: image folders, video files, the renderer (the Pi camera: test_pi_camera.py)."""
 
 from __future__ import annotations
 
 import itertools
 import sys
-import time
-import types
-from typing import ClassVar
 
 import cv2
 import numpy as np
@@ -20,7 +17,6 @@ from pegwatch.vision.sources import (
     EndOfFrames,
     Frame,
     ImageFolderSource,
-    Picamera2Source,
     SourceError,
     VideoCaptureSource,
 )
@@ -128,158 +124,7 @@ def test_open_source_specs(tmp_path):
             open_source(bad)
 
 
-# --- the Pi camera, through a test double --------------------------------------------
-
-
-class FakeRequest:
-    def __init__(self, cam, stamp):
-        self.cam = cam
-        self.stamp = stamp
-        self.released = False
-
-    def get_metadata(self):
-        return {"SensorTimestamp": self.stamp}
-
-    def make_array(self, name):
-        assert name == "main"
-        h, w = self.cam.size[1], self.cam.size[0]
-        return np.full((h, w, 3), self.cam.frames % 256, np.uint8)
-
-    def release(self):
-        self.released = True
-        self.cam.calls.append("release")
-
-
-class FakePicamera2:
-    """A test double of the picamera2 API: records calls, no camera exists here.
-
-    AE/AWB metadata wander for a few frames, then settle.
-    """
-
-    instances: ClassVar[list[FakePicamera2]] = []
-    fail_open = False
-    has_flush = True
-
-    def __init__(self, camera_num=0):
-        if FakePicamera2.fail_open:
-            raise RuntimeError("Camera __init__ sequence did not complete.")
-        self.calls = [("init", camera_num)]
-        self.frames = 0
-        self.size = None
-        self.broken = False
-        FakePicamera2.instances.append(self)
-
-    def create_video_configuration(self, main, buffer_count):
-        self.calls.append(("create_video_configuration", main, buffer_count))
-        self.size = main["size"]
-        return {"main": main, "buffer_count": buffer_count}
-
-    def configure(self, config):
-        self.calls.append(("configure", config))
-
-    def start(self):
-        self.calls.append("start")
-
-    def capture_metadata(self):
-        self.frames += 1
-        settle = min(self.frames, 6)
-        return {
-            "ExposureTime": 10000 + 3000 * (6 - settle),
-            "AnalogueGain": 2.0 + 0.5 * (6 - settle),
-            "ColourGains": (1.8 + 0.1 * (6 - settle), 1.5),
-        }
-
-    def set_controls(self, controls):
-        self.calls.append(("set_controls", dict(controls)))
-
-    def capture_request(self, **kwargs):
-        if self.broken:
-            raise RuntimeError("camera gone")
-        if "flush" in kwargs and not FakePicamera2.has_flush:
-            raise TypeError("unexpected keyword argument 'flush'")
-        self.frames += 1
-        self.calls.append(("capture_request", kwargs))
-        # Without flush the first request is one queued before the call.
-        stale = not kwargs.get("flush") and self.calls.count(("capture_request", kwargs)) == 1
-        stamp = time.monotonic_ns() - (50_000_000 if stale else -1_000)
-        return FakeRequest(self, stamp)
-
-    def stop(self):
-        self.calls.append("stop")
-
-    def close(self):
-        self.calls.append("close")
-
-
-@pytest.fixture
-def fake_picamera2(monkeypatch):
-    module = types.ModuleType("picamera2")
-    module.Picamera2 = FakePicamera2
-    monkeypatch.setitem(sys.modules, "picamera2", module)
-    FakePicamera2.instances = []
-    FakePicamera2.fail_open = False
-    FakePicamera2.has_flush = True
-    return FakePicamera2
-
-
-def test_picamera2_locks_exposure_after_it_settles(fake_picamera2):
-    with Picamera2Source(size=(320, 240), settle_frames=4) as src:
-        cam = fake_picamera2.instances[0]
-        names = [c if isinstance(c, str) else c[0] for c in cam.calls]
-        assert names[:4] == ["init", "create_video_configuration", "configure", "start"]
-        assert cam.calls[1][1] == {"size": (320, 240), "format": "RGB888"} and cam.calls[1][2] == 2
-        locks = [c[1] for c in cam.calls if c[0] == "set_controls"]
-        assert locks == [
-            {
-                "AeEnable": False,
-                "AwbEnable": False,
-                "ExposureTime": 10000,
-                "AnalogueGain": 2.0,
-                "ColourGains": (1.8, 1.5),
-            }
-        ]
-        # Locked only after the metadata stopped moving.
-        assert cam.frames >= 6 + 3
-        frame = src.read()
-        assert frame.image.shape == (240, 320, 3) and frame.image.dtype == np.uint8
-        assert ("capture_request", {"flush": True}) in cam.calls
-        assert cam.calls[-1] == "release"
-    assert cam.calls[-2:] == ["stop", "close"]
-
-
-def test_picamera2_without_flush_drops_stale_frames(fake_picamera2):
-    fake_picamera2.has_flush = False
-    src = Picamera2Source(size=(32, 24))
-    cam = fake_picamera2.instances[0]
-    src.read()
-    reqs = [c for c in cam.calls if isinstance(c, tuple) and c[0] == "capture_request" and not c[1]]
-    assert len(reqs) == 2  # the stale queued frame was released and skipped
-    src.close()
-
-
-def test_picamera2_reopens_after_failure_with_the_same_lock(fake_picamera2):
-    src = Picamera2Source(size=(32, 24))
-    first = fake_picamera2.instances[0]
-    first.broken = True
-    with pytest.raises(CameraUnavailableError, match="camera gone"):
-        src.read()
-    assert "close" in first.calls
-    frame = src.read()  # the caller retries: a fresh camera, same exposure lock
-    second = fake_picamera2.instances[1]
-    assert frame.image.shape == (24, 32, 3)
-    lock1 = [c[1] for c in first.calls if c[0] == "set_controls"]
-    lock2 = [c[1] for c in second.calls if c[0] == "set_controls"]
-    assert lock1 == lock2
-    src.close()
-
-
-def test_picamera2_missing_or_unopenable(monkeypatch, fake_picamera2):
-    fake_picamera2.fail_open = True
-    with pytest.raises(CameraUnavailableError, match="cannot be opened"):
-        Picamera2Source()
-    monkeypatch.setitem(sys.modules, "picamera2", None)
-    with pytest.raises(CameraUnavailableError, match="apt install python3-picamera2"):
-        Picamera2Source()
+# --- the Pi camera: tests/vision/test_pi_camera.py -----------------------------------
 
 
 def test_importing_sources_does_not_import_picamera2():

@@ -13,8 +13,10 @@ at import time.
 
 Modules: ``base`` (:class:`Frame`, :class:`FrameSource`, :class:`SourceBase`,
 the errors), ``pi_camera`` (:class:`Picamera2Source`), ``video``
-(:class:`VideoCaptureSource`) and ``images`` (:func:`read_image`,
-:class:`ImageFolderSource`); :func:`open_source` is here. Every public name
+(:class:`VideoCaptureSource`), ``images`` (:func:`read_image`,
+:class:`ImageFolderSource`) and ``pacing`` (:class:`PacedSource`, at most
+``fps`` reads a second; :class:`ReopeningSource`, opened again with backoff);
+:func:`open_source` is here. Every public name
 is importable from ``pegwatch.vision.sources``.
 """
 
@@ -36,6 +38,7 @@ from pegwatch.vision.sources.images import (
     ImageFolderSource,
     read_image,
 )
+from pegwatch.vision.sources.pacing import PacedSource, ReopeningSource
 from pegwatch.vision.sources.pi_camera import Picamera2Source
 from pegwatch.vision.sources.video import VideoCaptureSource
 
@@ -50,7 +53,9 @@ __all__ = [
     "Frame",
     "FrameSource",
     "ImageFolderSource",
+    "PacedSource",
     "Picamera2Source",
+    "ReopeningSource",
     "SourceBase",
     "SourceError",
     "VideoCaptureSource",
@@ -66,12 +71,16 @@ def open_source(
     *,
     size: tuple[int, int] | None = None,
     loop: bool = False,
+    fps: float = 10.0,
+    focus: str = "distance",
+    focus_cm: float = 36.0,
 ) -> SourceBase:
     """Open a source from a spec such as ``"picamera2"``, ``"video:/dev/video0"``,
     ``"video:game.mp4"`` or ``"images:photos/"``.
 
     The renderer (``render``) is the simulation's:
     :func:`pegwatch.simulation.camera.open_source` adds it to these.
+    ``fps``, ``focus`` and ``focus_cm`` are the Pi camera's (``[camera]``).
     """
     kind, _, arg = spec.partition(":")
     kind = kind.strip().lower()
@@ -81,7 +90,8 @@ def open_source(
             if not arg.isdigit():
                 raise SourceError(f"camera spec {spec!r}: picamera2:N needs a camera number")
             num = int(arg)
-        return Picamera2Source(camera_num=num, size=size or (1280, 720))
+        return Picamera2Source(camera_num=num, size=size or (1280, 720), fps=fps, focus=focus,
+                               focus_cm=focus_cm)
     if kind == "video":
         if not arg:
             raise SourceError(f"camera spec {spec!r}: video: needs a device (/dev/video0, 0) or a file")
