@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from pegwatch.rules.errors import BadInput
 
 if TYPE_CHECKING:
-    from pegwatch.device.preview import PreviewCamera, Snapshot
+    from pegwatch.device.preview.capture import PreviewCamera, Snapshot
     from pegwatch.device.table.config import TableConfig
 
 
@@ -56,12 +56,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _preview(args: argparse.Namespace) -> int:
-    from pegwatch.device.preview import (
-        PreviewCamera,
-        PreviewSettings,
-        parse_listen,
-        write_jpeg_atomic,
-    )
+    from pegwatch.device.preview import PreviewSettings, parse_listen
+    from pegwatch.device.preview.capture import PreviewCamera, write_jpeg_atomic
     from pegwatch.device.table.config import load_config
     from pegwatch.vision.profile import load_profile
 

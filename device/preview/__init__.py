@@ -6,23 +6,13 @@ pixels per millimetre, sharpness) and draws it;
 a thread of its own and writes it as a JPEG; :mod:`~pegwatch.device.preview.page`
 serves it on the local network (Starlette and uvicorn, off by default:
 :mod:`~pegwatch.device.preview.settings`). ``pegwatch preview`` is the command.
+
+Only the settings are imported here: the table's configuration reads them
+without loading OpenCV.
 """
 
 from __future__ import annotations
 
-from pegwatch.device.preview.capture import PreviewCamera, Snapshot, annotate, write_jpeg_atomic
-from pegwatch.device.preview.look import Look, PreviewLocaliser, draw_look, look_at
 from pegwatch.device.preview.settings import PreviewSettings, parse_listen
 
-__all__ = [
-    "Look",
-    "PreviewCamera",
-    "PreviewLocaliser",
-    "PreviewSettings",
-    "Snapshot",
-    "annotate",
-    "draw_look",
-    "look_at",
-    "parse_listen",
-    "write_jpeg_atomic",
-]
+__all__ = ["PreviewSettings", "parse_listen"]

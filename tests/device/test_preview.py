@@ -15,15 +15,9 @@ import pytest
 
 from pegwatch.device.cli import main
 from pegwatch.device.errors import ConfigError
-from pegwatch.device.preview import (
-    PreviewCamera,
-    PreviewLocaliser,
-    PreviewSettings,
-    annotate,
-    look_at,
-    parse_listen,
-    write_jpeg_atomic,
-)
+from pegwatch.device.preview import PreviewSettings, parse_listen
+from pegwatch.device.preview.capture import PreviewCamera, annotate, write_jpeg_atomic
+from pegwatch.device.preview.look import PreviewLocaliser, look_at
 from pegwatch.device.preview.page import preview_app
 from pegwatch.simulation.camera import open_source
 from pegwatch.simulation.render import Conditions, random_contents, render
