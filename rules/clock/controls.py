@@ -11,7 +11,10 @@ combination of these:
 * several stages with a move counter (``Stage.moves``), the next stage's
   time being added when the move count is reached (``StageAdvance.MOVES``)
   or when the stage's time runs out (``StageAdvance.FLAG``, FIDE style);
-* Japanese byo-yomi and Canadian overtime after the last stage.
+* Japanese byo-yomi and Canadian overtime after the last stage;
+* two modes that are not a countdown (:class:`ControlMode`): count-up (the
+  display counts the time used, no flag) and hourglass (the time a player
+  uses is given to the opponent).
 """
 
 from __future__ import annotations
@@ -56,6 +59,17 @@ class OvertimeKind(Enum):
     """``periods`` periods of ``period_ns``: a move inside a period resets it."""
     CANADIAN = "canadian"
     """``moves`` moves must be made in ``period_ns``; then the period restarts."""
+
+
+class ControlMode(Enum):
+    """Which way the time runs (the DGT 3000 calls these modes too)."""
+
+    COUNT_DOWN = "count-down"
+    """The usual: main time counts down to a flag."""
+    COUNT_UP = "count-up"
+    """The display counts the time used up from the stage's time; no flag ever falls."""
+    HOURGLASS = "hourglass"
+    """The time a player uses is added to the opponent's (2 players; one stage, nothing else)."""
 
 
 @dataclass(frozen=True)
@@ -133,6 +147,7 @@ class TimeControl:
     stages: tuple[Stage, ...]
     advance: StageAdvance = StageAdvance.MOVES
     overtime: Overtime | None = None
+    mode: ControlMode = ControlMode.COUNT_DOWN
 
     def __post_init__(self) -> None:
         if not isinstance(self.stages, tuple):
@@ -148,7 +163,14 @@ class TimeControl:
             raise InvalidTimeControlError(
                 "the last stage lasts the rest of the game and must not have a move count"
             )
-        if self.initial_ns == 0 and self.overtime is None:
+        if self.mode is not ControlMode.COUNT_DOWN:
+            s0 = self.stages[0]
+            if len(self.stages) > 1 or self.overtime is not None or s0.increment_ns or s0.delay_ns:
+                raise InvalidTimeControlError(
+                    f"{self.mode.value} is one stage of time alone: no stages, increment, "
+                    "delay or overtime"
+                )
+        if self.initial_ns == 0 and self.overtime is None and self.mode is not ControlMode.COUNT_UP:
             raise InvalidTimeControlError("a time control must give some time")
 
     # Convenience constructors for the common single-stage controls.
@@ -185,6 +207,16 @@ class TimeControl:
         return cls(
             (Stage(time_ns),), overtime=Overtime(OvertimeKind.CANADIAN, period_ns, moves=moves)
         )
+
+    @classmethod
+    def count_up(cls, from_ns: int = 0) -> TimeControl:
+        """The display counts the time used up from *from_ns*; no flag falls."""
+        return cls((Stage(from_ns),), mode=ControlMode.COUNT_UP)
+
+    @classmethod
+    def hourglass(cls, time_ns: int) -> TimeControl:
+        """*time_ns* each; what one player uses is added to the other's time."""
+        return cls((Stage(time_ns),), mode=ControlMode.HOURGLASS)
 
     @classmethod
     def from_pgn(cls, text: str, *, advance: StageAdvance = StageAdvance.MOVES) -> TimeControl:
@@ -232,7 +264,11 @@ class TimeControl:
         Raises :class:`InvalidTimeControlError` for delays and overtime, which
         the tag cannot express. The stage advance rule is not written.
         """
-        if self.overtime is not None or any(s.delay_ns for s in self.stages):
+        if (
+            self.overtime is not None
+            or any(s.delay_ns for s in self.stages)
+            or self.mode is not ControlMode.COUNT_DOWN
+        ):
             raise InvalidTimeControlError(f"{self} has no PGN TimeControl form")
         parts = []
         for s in self.stages:
@@ -259,9 +295,83 @@ class TimeControl:
         return total
 
     def __str__(self) -> str:
+        if self.mode is ControlMode.COUNT_UP:
+            return f"count-up from {format_duration(self.initial_ns)}"
+        if self.mode is ControlMode.HOURGLASS:
+            return f"hourglass {format_duration(self.initial_ns)}"
         text = ", then ".join(str(s) for s in self.stages)
         if len(self.stages) > 1 and self.advance is StageAdvance.FLAG:
             text += " (next stage added at the flag)"
         if self.overtime is not None:
             text += f", then {self.overtime}"
         return text
+
+
+class BronsteinCount(Enum):
+    """How a Bronstein delay is counted where the sources differ (docs/clock.md)."""
+
+    GIVE_BACK = "give-back"
+    """The main time counts down; after the press ``min(delay, time used)`` is given
+    back; the flag falls when the main time reaches zero (FIDE Laws art. 6, the default)."""
+    DGT = "dgt"
+    """DGT 3000: the delay is added when the move begins and the total counts down;
+    the flag falls at delay + main time; after the press the total is never above what
+    it was when the move began."""
+
+
+class StageAddAtFlag(Enum):
+    """Who gets the next stage when a stage runs out with ``StageAdvance.FLAG``."""
+
+    PER_PLAYER = "per-player"
+    """Each player's next stage is added when their own stage runs out (the default)."""
+    BOTH = "both"
+    """DGT 3000: when one player's stage runs out, the next stage is added to every
+    player still in that stage, at once."""
+
+
+class DelayWithMoves(Enum):
+    """Whether a stage may have both a move count and a delay."""
+
+    ALLOW = "allow"
+    """FIDE Laws art. 6 do not forbid it (the default)."""
+    REFUSE = "refuse"
+    """DGT 3000: a delay stage has no move count; such a control is refused when the
+    clock is built, in one line naming the player and the stage."""
+
+
+@dataclass(frozen=True)
+class ClockReadings:
+    """The named readings where the DGT 3000 manual and FIDE art. 6 differ.
+
+    The defaults are pegwatch's (and the reference clock's) reading of FIDE
+    art. 6; :meth:`dgt3000` takes every DGT 3000 reading.
+    """
+
+    bronstein: BronsteinCount = BronsteinCount.GIVE_BACK
+    stage_at_flag: StageAddAtFlag = StageAddAtFlag.PER_PLAYER
+    delay_with_moves: DelayWithMoves = DelayWithMoves.ALLOW
+
+    @classmethod
+    def dgt3000(cls) -> ClockReadings:
+        """Every reading as the DGT 3000 manual gives it."""
+        return cls(BronsteinCount.DGT, StageAddAtFlag.BOTH, DelayWithMoves.REFUSE)
+
+    def check(self, tc: TimeControl, who: str) -> None:
+        """Refuse *tc* (the control of *who*, for the message) if these readings do not allow it."""
+        if self.delay_with_moves is DelayWithMoves.REFUSE:
+            for k, stage in enumerate(tc.stages):
+                if stage.delay_ns and stage.moves is not None:
+                    raise InvalidTimeControlError(
+                        f"{who}: stage {k + 1} ({stage}) has a move count and a delay; "
+                        "with delay_with_moves='refuse' (the DGT 3000 reading) a delay stage has no move count"
+                    )
+
+    def counts_delay_first(self, stage: Stage) -> bool:
+        """True if *stage*'s delay is spent before the main time runs (US delay, DGT Bronstein)."""
+        if not stage.delay_ns:
+            return False
+        return stage.delay_kind is DelayKind.US or self.bronstein is BronsteinCount.DGT
+
+
+#: FIDE art. 6 as pegwatch reads it: the readings a clock follows unless told otherwise.
+DEFAULT_READINGS = ClockReadings()

@@ -24,8 +24,13 @@ from dataclasses import replace
 from typing import Any, assert_never
 
 from pegwatch.rules.clock import transitions
-from pegwatch.rules.clock.controls import TimeControl
-from pegwatch.rules.clock.errors import ClockError, ClockStateError, InvalidPlayerError
+from pegwatch.rules.clock.controls import DEFAULT_READINGS, ClockReadings, ControlMode, TimeControl
+from pegwatch.rules.clock.errors import (
+    ClockError,
+    ClockStateError,
+    InvalidPlayerError,
+    InvalidTimeControlError,
+)
 from pegwatch.rules.clock.events import ClockEvent, ClockEventKind
 from pegwatch.rules.clock.presets import ClockPreset, get_preset
 from pegwatch.rules.clock.state import (
@@ -57,6 +62,9 @@ class Clock:
     Stamps must come from ``time.monotonic_ns()``. Events are applied in
     call order; a stamp earlier than the previous event's is taken as
     simultaneous with it (so a late-arriving press is never lost).
+
+    *readings* chooses, where the DGT 3000 manual and FIDE art. 6 differ,
+    which one the clock follows (:class:`ClockReadings`; docs/clock.md).
     """
 
     def __init__(
@@ -66,6 +74,7 @@ class Clock:
         debounce_ns: int = DEFAULT_DEBOUNCE_NS,
         freeze_at_flag: bool = True,
         skip_flagged: bool = False,
+        readings: ClockReadings = DEFAULT_READINGS,
     ) -> None:
         controls = tuple(controls)
         if not MIN_PLAYERS <= len(controls) <= MAX_PLAYERS:
@@ -77,7 +86,17 @@ class Clock:
                 raise InvalidPlayerError(f"player {i}: {tc!r} is not a TimeControl")
         if debounce_ns < 0:
             raise ClockStateError(f"debounce_ns must be >= 0, got {debounce_ns}")
-        self._setup = ClockSetup(controls, debounce_ns, freeze_at_flag, skip_flagged)
+        if not isinstance(readings, ClockReadings):
+            raise ClockStateError(f"readings must be a ClockReadings, got {readings!r}")
+        for i, tc in enumerate(controls):
+            readings.check(tc, f"player {i}")
+        hourglass = [tc.mode is ControlMode.HOURGLASS for tc in controls]
+        if any(hourglass) and (len(controls) != 2 or not all(hourglass)):
+            raise InvalidTimeControlError(
+                "hourglass is for two players who both play hourglass: "
+                "what one uses is given to the other"
+            )
+        self._setup = ClockSetup(controls, debounce_ns, freeze_at_flag, skip_flagged, readings)
         self._initial = ClockState.initial(controls)
         self._state = self._initial
         self._last_at: int | None = None
@@ -104,7 +123,8 @@ class Clock:
         Player ``i`` gets the control of ``roles[i]``; without *roles* a
         preset with one role gives it to everybody and a preset with one
         role per player uses its own role order. *options* (``debounce_ns``,
-        ``freeze_at_flag``, ``skip_flagged``) override the preset's defaults.
+        ``freeze_at_flag``, ``skip_flagged``, ``readings``) override the
+        preset's defaults.
         """
         p = get_preset(preset) if isinstance(preset, str) else preset
         controls = p.controls_for(players, roles)
@@ -112,7 +132,9 @@ class Clock:
             "freeze_at_flag": p.freeze_at_flag,
             "skip_flagged": p.skip_flagged,
         }
-        unknown = set(options) - {"debounce_ns", "freeze_at_flag", "skip_flagged"}
+        if p.readings is not None:
+            kwargs["readings"] = p.readings
+        unknown = set(options) - {"debounce_ns", "freeze_at_flag", "skip_flagged", "readings"}
         if unknown:
             raise ClockStateError(f"unknown clock option(s): {', '.join(sorted(unknown))}")
         kwargs.update(options)
@@ -149,6 +171,7 @@ class Clock:
                 self._need_player(event),
                 remaining_ns=event.remaining_ns,
                 moves=event.moves,
+                stage=event.stage,
                 at_ns=event.at_ns,
             )
         elif k is ClockEventKind.UNDO:
@@ -187,6 +210,11 @@ class Clock:
     def skip_flagged(self) -> bool:
         """True if a flagged player is skipped and the others play on (Mensa Connection)."""
         return self._setup.skip_flagged
+
+    @property
+    def readings(self) -> ClockReadings:
+        """The readings the clock follows where the sources differ."""
+        return self._setup.readings
 
     @property
     def controls(self) -> tuple[TimeControl, ...]:
@@ -268,14 +296,18 @@ class Clock:
         *,
         remaining_ns: int | None = None,
         moves: int | None = None,
+        stage: int | None = None,
         at_ns: int,
     ) -> None:
-        """Arbiter: set *player*'s main time left and/or their move counter.
+        """Arbiter: set *player*'s main time left, their move counter and/or their stage.
 
         Setting ``remaining_ns`` puts the player back in main time of their
         current stage (overtime starts afresh when it runs out). Giving a
         flagged player time above zero lifts their flag; a clock frozen by
-        that flag is left paused for the arbiter to resume.
+        that flag is left paused for the arbiter to resume. ``stage`` (the
+        DGT's period, counted from 0) changes which stage's increment, delay
+        and move count apply; it does not change the time (set that too).
+        For a count-up control ``remaining_ns`` is the count shown.
         """
         self._check_player(player)
         if remaining_ns is not None and (isinstance(remaining_ns, bool) or remaining_ns < 0):
@@ -284,9 +316,18 @@ class Clock:
             )
         if moves is not None and (isinstance(moves, bool) or moves < 0):
             raise ClockStateError(f"move count for player {player} must be >= 0, got {moves}")
+        stages = len(self._setup.controls[player].stages)
+        if stage is not None and (isinstance(stage, bool) or not 0 <= stage < stages):
+            raise ClockStateError(
+                f"stage for player {player} must be 0..{stages - 1} (counted from 0), got {stage}"
+            )
         at = self._stamp(at_ns)
-        self._state = transitions.adjust(self._setup, self._state, player, remaining_ns, moves, at)
-        self._record(ClockEvent(ClockEventKind.ADJUST, at_ns, player, remaining_ns, moves), at, None)
+        self._state = transitions.adjust(
+            self._setup, self._state, player, remaining_ns, moves, at, stage
+        )
+        self._record(
+            ClockEvent(ClockEventKind.ADJUST, at_ns, player, remaining_ns, moves, stage), at, None
+        )
 
     def undo(self, at_ns: int) -> None:
         """Arbiter: undo the last accepted press (a mis-press).

@@ -42,7 +42,7 @@ class ClockEventKind(StrEnum):
         raise ClockStateError(f"unknown clock event kind {kind!r}; known: {known}")
 
 
-_OPTIONAL = ("player", "remaining_ns", "moves")
+_OPTIONAL = ("player", "remaining_ns", "moves", "stage")
 _KEYS = ("kind", "at_ns", *_OPTIONAL)
 
 
@@ -69,6 +69,8 @@ class ClockEvent:
     player: int | None = None
     remaining_ns: int | None = None
     moves: int | None = None
+    stage: int | None = None
+    """For ``adjust``: the stage (period) the arbiter sets, counted from 0."""
 
     def __init__(
         self,
@@ -77,6 +79,7 @@ class ClockEvent:
         player: int | None = None,
         remaining_ns: int | None = None,
         moves: int | None = None,
+        stage: int | None = None,
     ) -> None:
         # Written by hand rather than generated so that the type checker
         # lets callers pass the kind's string while the field is the enum.
@@ -85,6 +88,7 @@ class ClockEvent:
         object.__setattr__(self, "player", player)
         object.__setattr__(self, "remaining_ns", remaining_ns)
         object.__setattr__(self, "moves", moves)
+        object.__setattr__(self, "stage", stage)
 
     def to_json(self) -> dict[str, str | int]:
         """A JSON-ready dict: ``kind`` as its string, ``at_ns``, and the fields that are set."""
@@ -123,6 +127,7 @@ class ClockEvent:
             _whole(data, "player"),
             _whole(data, "remaining_ns"),
             _whole(data, "moves"),
+            _whole(data, "stage"),
         )
 
 

@@ -26,10 +26,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from pegwatch.rules.clock.controls import (
+    BronsteinCount,
+    ClockReadings,
+    ControlMode,
     DelayKind,
+    DelayWithMoves,
     Overtime,
     OvertimeKind,
     Stage,
+    StageAddAtFlag,
     StageAdvance,
     TimeControl,
 )
@@ -69,6 +74,8 @@ class ClockPreset:
     skip_flagged: bool = False
     freeze_at_flag: bool = True
     source: str = ""
+    readings: ClockReadings | None = None
+    """Where the sources differ, which reading the preset's clock follows (None: the defaults)."""
 
     def __post_init__(self) -> None:
         if not self.roles or len(self.roles) != len(self.controls):
@@ -119,9 +126,11 @@ class ClockPreset:
 
 _PRESET_KEYS = {
     "description", "source", "players", "roles", "control", "controls",
-    "skip_flagged", "freeze_at_flag",
+    "skip_flagged", "freeze_at_flag", "readings",
 }  # fmt: skip
+_READINGS_KEYS = {"bronstein", "stage_at_flag", "delay_with_moves"}
 _CONTROL_KEYS = {
+    "mode",
     "pgn",
     "stages",
     "advance",
@@ -253,8 +262,9 @@ class _Reader:
                 raise
             except ClockError as exc:
                 raise self.fail(ok, str(exc)) from None
+        mode = self.enum_value(ControlMode, t.get("mode", "count-down"), f"{key}.mode")
         try:
-            return TimeControl(tuple(stages), advance=advance, overtime=overtime)
+            return TimeControl(tuple(stages), advance=advance, overtime=overtime, mode=mode)
         except ClockError as exc:
             raise self.fail(key, str(exc)) from None
 
@@ -298,8 +308,32 @@ class _Reader:
         players = tuple(self.whole(n, f"{key}.players", MIN_PLAYERS) for n in players_raw)
         if any(n > MAX_PLAYERS for n in players):
             raise self.fail(f"{key}.players", f"at most {MAX_PLAYERS} players")
+        readings = None
+        if "readings" in t:
+            rk = f"{key}.readings"
+            raw_r = t["readings"]
+            if raw_r == "dgt3000":
+                readings = ClockReadings.dgt3000()
+            else:
+                r = self.table(raw_r, rk)
+                self.only(r, _READINGS_KEYS, rk)
+                readings = ClockReadings(
+                    self.enum_value(BronsteinCount, r.get("bronstein", "give-back"), f"{rk}.bronstein"),
+                    self.enum_value(
+                        StageAddAtFlag, r.get("stage_at_flag", "per-player"), f"{rk}.stage_at_flag"
+                    ),
+                    self.enum_value(
+                        DelayWithMoves, r.get("delay_with_moves", "allow"), f"{rk}.delay_with_moves"
+                    ),
+                )
+            for i, c in enumerate(controls):
+                try:
+                    readings.check(c, f"role {roles[i]!r}")
+                except ClockError as exc:
+                    raise self.fail(rk, str(exc)) from None
         return ClockPreset(
             name=name,
+            readings=readings,
             description=self.text(t.get("description", ""), f"{key}.description"),
             roles=roles,
             controls=controls,

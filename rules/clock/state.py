@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TypeVar
 
-from pegwatch.rules.clock.controls import TimeControl
+from pegwatch.rules.clock.controls import DEFAULT_READINGS, ClockReadings, TimeControl
 
 MIN_PLAYERS = 2
 MAX_PLAYERS = 4
@@ -70,6 +70,7 @@ class ClockSetup:
     debounce_ns: int = DEFAULT_DEBOUNCE_NS
     freeze_at_flag: bool = True
     skip_flagged: bool = False
+    readings: ClockReadings = DEFAULT_READINGS
 
     @property
     def players(self) -> int:
@@ -89,6 +90,10 @@ class PlayerState:
     block_moves: int = 0
     # Time charged in the current turn: what US delay and Bronstein use.
     turn_used_ns: int = 0
+    # The stage the current turn began in: its delay is the turn's delay, so
+    # a stage that begins in the middle of a move (advanced at the flag)
+    # gives its delay from the next move on and the move's time counts once.
+    turn_stage: int = 0
     used_ns: int = 0
     flag_at: int | None = None
 

@@ -18,7 +18,16 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from pegwatch.rules.clock.controls import DelayKind, OvertimeKind, StageAdvance, TimeControl
+from pegwatch.rules.clock.controls import (
+    DEFAULT_READINGS,
+    ClockReadings,
+    ControlMode,
+    DelayKind,
+    OvertimeKind,
+    StageAddAtFlag,
+    StageAdvance,
+    TimeControl,
+)
 from pegwatch.rules.clock.errors import ClockStateError
 from pegwatch.rules.clock.events import ClockEvent, ClockEventKind
 from pegwatch.rules.clock.state import (
@@ -36,7 +45,12 @@ logger = logging.getLogger("pegwatch.rules.clock.engine")
 
 
 def run(
-    p: PlayerState, tc: TimeControl, elapsed: int, start_ns: int, index: int
+    p: PlayerState,
+    tc: TimeControl,
+    elapsed: int,
+    start_ns: int,
+    index: int,
+    readings: ClockReadings = DEFAULT_READINGS,
 ) -> tuple[PlayerState, int | None, tuple[StageExpiry, ...]]:
     """Charge *elapsed* ns of running time to one player.
 
@@ -54,6 +68,18 @@ def run(
             None,
             (),
         )
+    if tc.mode is ControlMode.COUNT_UP:
+        # The display counts the time used; nothing ever runs out.
+        return (
+            replace(
+                p,
+                main_ns=p.main_ns + elapsed,
+                used_ns=p.used_ns + elapsed,
+                turn_used_ns=p.turn_used_ns + elapsed,
+            ),
+            None,
+            (),
+        )
     rest = elapsed
     offset = 0
     main, st, in_ot = p.main_ns, p.stage, p.in_overtime
@@ -61,12 +87,13 @@ def run(
     expiries: list[StageExpiry] = []
     flag: int | None = None
     ot = tc.overtime
+    # The delay in force is that of the stage the turn began in, measured
+    # against the time used this turn: a stage added mid-move (at the flag)
+    # brings no delay of its own until the next move.
+    turn_stage = tc.stages[p.turn_stage]
     while True:
-        stage = tc.stages[st]
-        if stage.delay_ns and stage.delay_kind is DelayKind.US:
-            # Checked again after a stage change: the delay in force is the
-            # current stage's, measured against the time used this turn.
-            free = max(0, stage.delay_ns - p.turn_used_ns - offset)
+        if readings.counts_delay_first(turn_stage):
+            free = max(0, turn_stage.delay_ns - p.turn_used_ns - offset)
             spent = min(free, rest)
             rest -= spent
             offset += spent
@@ -126,6 +153,41 @@ def run(
     return new, flag, tuple(expiries)
 
 
+def begin_turn(p: PlayerState) -> PlayerState:
+    """*p* at the start of a turn: nothing used yet, in the stage they are in now."""
+    return replace(p, turn_used_ns=0, turn_stage=p.stage)
+
+
+def _share(
+    setup: ClockSetup, state: ClockState, i: int, before: PlayerState, expiries: tuple[StageExpiry, ...]
+) -> ClockState:
+    """What player *i*'s running does to the others: hourglass time, stages added to both."""
+    tc = setup.controls[i]
+    players = state.players
+    if tc.mode is ControlMode.HOURGLASS and before.flag_at is None:
+        gained = players[i].used_ns - before.used_ns
+        if gained:
+            j = (i + 1) % setup.players
+            players = put(players, j, replace(players[j], main_ns=players[j].main_ns + gained))
+    if expiries and setup.readings.stage_at_flag is StageAddAtFlag.BOTH:
+        for e in expiries:
+            for j, q in enumerate(players):
+                tj = setup.controls[j]
+                if (
+                    j != i
+                    and q.stage == e.stage
+                    and tj.advance is StageAdvance.FLAG
+                    and e.stage + 1 < len(tj.stages)
+                ):
+                    st = e.stage + 1
+                    players = put(
+                        players,
+                        j,
+                        replace(q, stage=st, turn_stage=st, main_ns=q.main_ns + tj.stages[st].time_ns),
+                    )
+    return replace(state, players=players)
+
+
 def next_player(setup: ClockSetup, state: ClockState, after: int) -> int | None:
     """Who runs after *after*: the next index, skipping flagged players with ``skip_flagged``."""
     n = setup.players
@@ -142,12 +204,14 @@ def settle(setup: ClockSetup, state: ClockState, at: int) -> ClockState:
         at = state.since_ns
     while state.running:
         i = state.on_move
+        before = state.players[i]
         p, flag, expiries = run(
-            state.players[i], setup.controls[i], at - state.since_ns, state.since_ns, i
+            before, setup.controls[i], at - state.since_ns, state.since_ns, i, setup.readings
         )
         state = replace(
             state, players=put(state.players, i, p), expiries=state.expiries + expiries
         )
+        state = _share(setup, state, i, before, expiries)
         if flag is None:
             return replace(state, since_ns=at)
         fell = state.since_ns + flag
@@ -168,7 +232,7 @@ def settle(setup: ClockSetup, state: ClockState, at: int) -> ClockState:
             state = replace(
                 state,
                 on_move=nxt,
-                players=put(state.players, nxt, replace(state.players[nxt], turn_used_ns=0)),
+                players=put(state.players, nxt, begin_turn(state.players[nxt])),
             )
         # Otherwise the flagged player runs on at zero until they press;
         # the next round charges them the rest of the span.
@@ -212,8 +276,14 @@ def accept(setup: ClockSetup, state: ClockState, i: int, at: int) -> ClockState:
         ot = tc.overtime
         if not p.in_overtime:
             main = p.main_ns
-            if stage.delay_kind is DelayKind.BRONSTEIN:
-                main += min(stage.delay_ns, p.turn_used_ns)
+            turn_stage = tc.stages[p.turn_stage]
+            if (
+                turn_stage.delay_kind is DelayKind.BRONSTEIN
+                and not setup.readings.counts_delay_first(turn_stage)
+            ):
+                # The delay of the stage the move began in, and only the time
+                # the move used: never more than the move began with.
+                main += min(turn_stage.delay_ns, p.turn_used_ns)
             main += stage.increment_ns
             st = p.stage
             if tc.advance is StageAdvance.MOVES:
@@ -233,7 +303,7 @@ def accept(setup: ClockSetup, state: ClockState, i: int, at: int) -> ClockState:
             else:
                 p = replace(p, block_moves=block)
     # No increment, delay or period reset once the flag has fallen.
-    p = replace(p, moves=moves, turn_used_ns=0)
+    p = begin_turn(replace(p, moves=moves))
     players = put(state.players, i, p)
     state = replace(state, players=players, last_accept_ns=put(state.last_accept_ns, i, at))
     nxt = next_player(setup, state, i)
@@ -243,7 +313,7 @@ def accept(setup: ClockSetup, state: ClockState, i: int, at: int) -> ClockState:
         state,
         on_move=nxt,
         since_ns=at,
-        players=put(state.players, nxt, replace(state.players[nxt], turn_used_ns=0)),
+        players=put(state.players, nxt, begin_turn(state.players[nxt])),
     )
 
 
@@ -295,12 +365,16 @@ def adjust(
     remaining_ns: int | None,
     moves: int | None,
     at: int,
+    stage: int | None = None,
 ) -> ClockState:
-    """Arbiter: set *player*'s main time and/or move counter at *at*."""
+    """Arbiter: set *player*'s main time, move counter and/or stage at *at*."""
     state = settle(setup, state, at)
     p = state.players[player]
     if moves is not None:
         p = replace(p, moves=moves)
+    if stage is not None:
+        # The DGT's pause mode sets the period: its delay applies at once.
+        p = replace(p, stage=stage, turn_stage=stage)
     flags, times, frozen = state.flags, state.flag_times, state.frozen
     paused = state.paused
     if remaining_ns is not None:
@@ -358,7 +432,7 @@ def reapply(
         return count(state, event.player, outcome)
     if k is ClockEventKind.ADJUST:
         assert event.player is not None
-        return adjust(setup, state, event.player, event.remaining_ns, event.moves, at)
+        return adjust(setup, state, event.player, event.remaining_ns, event.moves, at, event.stage)
     if k is ClockEventKind.STOP:
         return stop(setup, state, at)
     # An undo is never effective, so never replayed. An arbiter pause or

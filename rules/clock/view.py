@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pegwatch.rules.clock.controls import DelayKind, OvertimeKind
+from pegwatch.rules.clock.controls import BronsteinCount, ControlMode, DelayKind, OvertimeKind
 from pegwatch.rules.clock.durations import ceil_div, format_duration
 from pegwatch.rules.clock.errors import ClockStateError
 from pegwatch.rules.clock.state import ClockSetup, ClockState, StageExpiry
@@ -24,7 +24,10 @@ class ClockView:
     (0 once flagged). ``delay_left_ns`` is the US or Bronstein delay still
     available in the current turn (the full delay for players not on move).
     ``flags`` lists players in the order their flags fell and
-    ``flag_times_ns`` the exact instants.
+    ``flag_times_ns`` the exact instants. ``count_up`` is true for a
+    player whose display counts up (``remaining_ns`` is then the count
+    shown). With the DGT reading of Bronstein the running player's
+    ``remaining_ns`` includes the delay left, as the DGT 3000 shows it.
     """
 
     at_ns: int
@@ -44,6 +47,7 @@ class ClockView:
     periods_left: tuple[int | None, ...] = ()
     stage_expiries: tuple[StageExpiry, ...] = ()
     stopped: bool = False
+    count_up: tuple[bool, ...] = ()
 
     @property
     def players(self) -> int:
@@ -62,13 +66,18 @@ def view_at(setup: ClockSetup, state: ClockState, at: int) -> ClockView:
     delay_left: list[int] = []
     overtime: list[str | None] = []
     periods: list[int | None] = []
-    for p, tc in zip(s.players, setup.controls, strict=True):
-        stage = tc.stages[p.stage]
+    for i, (p, tc) in enumerate(zip(s.players, setup.controls, strict=True)):
+        stage = tc.stages[p.turn_stage]
+        left = max(0, stage.delay_ns - p.turn_used_ns) if stage.delay_ns else 0
         if p.flag_at is not None:
             remaining.append(0)
+        elif p.in_overtime:
+            remaining.append(p.period_left_ns)
+        elif _shows_delay(setup, s, i):
+            remaining.append(p.main_ns + left)
         else:
-            remaining.append(p.period_left_ns if p.in_overtime else p.main_ns)
-        delay_left.append(max(0, stage.delay_ns - p.turn_used_ns) if stage.delay_ns else 0)
+            remaining.append(p.main_ns)
+        delay_left.append(left)
         ot = tc.overtime
         if ot is None or not p.in_overtime:
             overtime.append(None)
@@ -99,6 +108,21 @@ def view_at(setup: ClockSetup, state: ClockState, at: int) -> ClockView:
         periods_left=tuple(periods),
         stage_expiries=s.expiries,
         stopped=s.stopped,
+        count_up=tuple(tc.mode is ControlMode.COUNT_UP for tc in setup.controls),
+    )
+
+
+def _shows_delay(setup: ClockSetup, s: ClockState, i: int) -> bool:
+    """True if player *i*'s display adds the delay left to the main time (DGT Bronstein)."""
+    p = s.players[i]
+    stage = setup.controls[i].stages[p.turn_stage]
+    return (
+        setup.readings.bronstein is BronsteinCount.DGT
+        and stage.delay_kind is DelayKind.BRONSTEIN
+        and stage.delay_ns > 0
+        and s.started
+        and not s.finished
+        and s.on_move == i
     )
 
 
@@ -118,10 +142,15 @@ def next_change_at(
     if p.flag_at is not None:
         return None
     tc = setup.controls[s.on_move]
-    stage = tc.stages[p.stage]
+    if tc.mode is ControlMode.COUNT_UP:
+        # Counting up, the shown figure changes when a whole step is reached.
+        return at + (resolution_ns - p.main_ns % resolution_ns)
+    stage = tc.stages[p.turn_stage]
     quantities: list[int] = []
     delay_left = max(0, stage.delay_ns - p.turn_used_ns) if stage.delay_ns else 0
-    if delay_left and stage.delay_kind is DelayKind.US:
+    if not p.in_overtime and _shows_delay(setup, s, s.on_move):
+        quantities.append(p.main_ns + delay_left)
+    elif delay_left and setup.readings.counts_delay_first(stage):
         quantities.append(delay_left)
     else:
         quantities.append(p.period_left_ns if p.in_overtime else p.main_ns)

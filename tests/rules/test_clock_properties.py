@@ -16,15 +16,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pegwatch.rules.clock import (
+    BronsteinCount,
     Clock,
     ClockEvent,
     ClockEventKind,
+    ClockReadings,
     ClockStateError,
+    ClockView,
+    ControlMode,
     DelayKind,
     Overtime,
     OvertimeKind,
     PressOutcome,
     Stage,
+    StageAddAtFlag,
     StageAdvance,
     TimeControl,
 )
@@ -43,8 +48,13 @@ class RefPlayer:
     period_left: int = 0
     block_moves: int = 0
     turn_used: int = 0
+    turn_stage: int = 0  # the stage the move began in: its delay is the move's
     used: int = 0
     flag_at: int | None = None
+
+    def begin_turn(self) -> None:
+        self.turn_used = 0
+        self.turn_stage = self.stage
 
 
 @dataclass
@@ -87,7 +97,7 @@ class Ref:
         """Charge one nanosecond to the running player."""
         i = self.on_move
         p = self.players[i]
-        stage = self.controls[i].stages[p.stage]
+        stage = self.controls[i].stages[p.turn_stage]
         self.now += 1
         self.running_units += 1
         p.used += 1
@@ -106,7 +116,7 @@ class Ref:
             i = self.on_move
             p = self.players[i]
             tc = self.controls[i]
-            stage = tc.stages[p.stage]
+            stage = tc.stages[p.turn_stage]
             if p.flag_at is not None:
                 return
             if stage.delay_kind is DelayKind.US and p.turn_used < stage.delay_ns:
@@ -146,7 +156,7 @@ class Ref:
             nxt = self.next_player(i)
             if nxt is not None:
                 self.on_move = nxt
-                self.players[nxt].turn_used = 0
+                self.players[nxt].begin_turn()
 
     def advance_to(self, t: int) -> None:
         self.resolve()
@@ -172,11 +182,12 @@ class Ref:
         p = self.players[i]
         tc = self.controls[i]
         stage = tc.stages[p.stage]
+        delay_stage = tc.stages[p.turn_stage]
         p.moves += 1
         if p.flag_at is None:
             if not p.overtime:
-                if stage.delay_kind is DelayKind.BRONSTEIN:
-                    p.main += min(stage.delay_ns, p.turn_used)
+                if delay_stage.delay_kind is DelayKind.BRONSTEIN:
+                    p.main += min(delay_stage.delay_ns, p.turn_used)
                 p.main += stage.increment_ns
                 if tc.advance is StageAdvance.MOVES:
                     total = 0
@@ -192,12 +203,12 @@ class Ref:
                 if p.block_moves >= tc.overtime.moves:
                     p.block_moves = 0
                     p.period_left = tc.overtime.period_ns
-        p.turn_used = 0
+        p.begin_turn()
         self.last_accept[i] = self.now
         nxt = self.next_player(i)
         assert nxt is not None
         self.on_move = nxt
-        self.players[nxt].turn_used = 0
+        self.players[nxt].begin_turn()
         return PressOutcome.ACCEPTED
 
     def adjust(self, i: int, remaining: int, moves: int) -> None:
@@ -548,3 +559,132 @@ def test_replay_from_json_gives_the_same_clock(tcs, freeze, script) -> None:
     assert b.events == a.events
     for look in (0, 5, 50):
         assert a.view(t + look) == b.view(t + look)
+
+
+# ----------------------------------------------------------------------
+# No time is ever created (issue 15 §5): on every kind of control, a press
+# never leaves a player more than they had when the move began plus what
+# the control adds for that move, and no flag falls later than that.
+
+
+def _counts_first(stage: Stage, readings: ClockReadings) -> bool:
+    return stage.delay_ns > 0 and (
+        stage.delay_kind is DelayKind.US or readings.bronstein is BronsteinCount.DGT
+    )
+
+
+@st.composite
+def any_control(draw: st.DrawFn) -> TimeControl:
+    """Every kind: sudden death, Fischer, US delay, Bronstein, move-count stages
+    (either advance), byo-yomi, Canadian (all from controls()), count-up, hourglass."""
+    kind = draw(st.sampled_from(["staged", "staged", "staged", "count-up", "hourglass"]))
+    if kind == "count-up":
+        return TimeControl.count_up(draw(st.integers(min_value=0, max_value=25)))
+    if kind == "hourglass":
+        return TimeControl.hourglass(draw(durations))
+    return draw(controls())
+
+
+readings_strategy = st.builds(
+    ClockReadings,
+    st.sampled_from(BronsteinCount),
+    st.sampled_from(StageAddAtFlag),
+)
+
+
+def _moved_within(tc: TimeControl, before: ClockView, after: ClockView, i: int, free: int) -> None:
+    """The bound on player *i*'s press: *before* at the move's start, *after* the press."""
+    used = after.used_ns[i] - before.used_ns[i]
+    if after.count_up[i]:
+        assert after.remaining_ns[i] == before.remaining_ns[i] + used
+        return
+    ot = tc.overtime
+    if after.overtime[i] is not None:
+        assert ot is not None and after.remaining_ns[i] <= ot.period_ns
+        return
+    if before.overtime[i] is not None:
+        return  # only an arbiter's adjustment leaves overtime
+    s0, s1 = before.stage[i], after.stage[i]
+    added = sum(tc.stages[k].time_ns for k in range(s0 + 1, s1 + 1))
+    increment = max(tc.stages[k].increment_ns for k in range(s0, s1 + 1))
+    bound = before.remaining_ns[i] + added + increment - max(0, used - free)
+    assert after.remaining_ns[i] <= bound, (before, after, i, bound)
+
+
+def _flag_within(tc: TimeControl, before: ClockView, at_flag: ClockView, i: int, free: int) -> None:
+    """A flag falls no later than the time the move began with, plus what was added."""
+    used = at_flag.used_ns[i] - before.used_ns[i]
+    ot = tc.overtime
+    if before.overtime[i] is not None:
+        assert ot is not None
+        left = before.periods_left[i] or 1
+        capacity = before.remaining_ns[i] + free + (left - 1) * ot.period_ns
+    else:
+        s1 = at_flag.stage[i]
+        capacity = before.remaining_ns[i] + free + sum(
+            tc.stages[k].time_ns for k in range(before.stage[i] + 1, s1 + 1)
+        )
+        if ot is not None:
+            capacity += ot.period_ns * (ot.periods if ot.kind is OvertimeKind.BYO_YOMI else 1)
+    assert used <= capacity, (before, at_flag, i, capacity)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    first=any_control(),
+    second=any_control(),
+    readings=readings_strategy,
+    freeze=st.booleans(),
+    script=st.lists(
+        st.tuples(
+            st.integers(min_value=0, max_value=15),
+            st.sampled_from(["press", "press", "press", "press", "pause", "resume"]),
+            st.integers(min_value=0, max_value=1),
+        ),
+        max_size=30,
+    ),
+)
+def test_no_press_creates_time(first, second, readings, freeze, script) -> None:
+    hourglass = [tc.mode is ControlMode.HOURGLASS for tc in (first, second)]
+    if any(hourglass) and not all(hourglass):
+        second = first  # hourglass is played by both or by nobody
+    tcs = (first, second)
+    clock = Clock(tcs, debounce_ns=0, freeze_at_flag=freeze, readings=readings)
+    t = T0
+    clock.start(0, t)
+    began = {0: clock.view(t)}
+    checked_flags: set[int] = set()
+
+    def free_of(i: int, view: ClockView) -> int:
+        stage = tcs[i].stages[view.stage[i]]
+        if stage.delay_kind is DelayKind.BRONSTEIN and readings.bronstein is BronsteinCount.DGT:
+            return 0  # the DGT shows the delay inside the time the move began with
+        return stage.delay_ns
+
+    for gap, kind, who in script:
+        t += gap
+        if kind == "press":
+            on_move = clock.view(t).on_move
+            outcome = clock.press(who, t)
+            after = clock.view(t)
+            if outcome is PressOutcome.ACCEPTED and not after.is_flagged(who):
+                _moved_within(tcs[who], began[who], after, who, free_of(who, began[who]))
+            if outcome is PressOutcome.ACCEPTED and after.on_move is not None:
+                began[after.on_move] = after
+            assert on_move is None or outcome is not PressOutcome.ACCEPTED or on_move == who
+        elif kind == "pause":
+            with contextlib.suppress(ClockStateError):
+                clock.pause(t)
+        else:
+            with contextlib.suppress(ClockStateError):
+                clock.resume(t)
+        view = clock.view(t)
+        if freeze:
+            for i in view.flags:
+                if i not in checked_flags and i in began:
+                    stage = tcs[i].stages[began[i].stage[i]]
+                    free = stage.delay_ns if stage.delay_kind is DelayKind.US else 0
+                    _flag_within(tcs[i], began[i], view, i, free)
+                    checked_flags.add(i)
+        if view.count_up[0] and view.count_up[1]:
+            assert not view.flags
