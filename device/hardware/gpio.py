@@ -4,9 +4,11 @@
 :class:`~pegwatch.device.hardware.pins.PinMap` with an injected pin factory (the tests use
 ``gpiozero.pins.mock.MockFactory``); nothing is built at import time.
 
-Each button edge is stamped with the injected time source as the very
-first thing in its callback (on mock pins that callback runs synchronously
-inside ``drive_low()``), then debounced in software
+Each button edge is stamped with the kernel's time of the edge where the
+pin factory passes it on (lgpio: :func:`edge_stamps_from_kernel`), else
+with the injected time source as the very first thing in its callback (on
+mock pins that callback runs synchronously inside ``drive_low()``); both
+are ``CLOCK_MONOTONIC`` nanoseconds (docs/clock.md). Then it is debounced in software
 (:mod:`pegwatch.device.hardware.debounce`). Accepted events go to the ``when_*`` callbacks:
 
 * ``when_player_pressed(player, at_ns)`` -- a player's button went down;
@@ -43,6 +45,31 @@ StampCallback = Callable[[int], None]
 
 PIN_FACTORIES = ("mock", "default")
 
+#: Pin factories whose edge callbacks carry the kernel's edge time. lgpio's
+#: callback gets the GPIO v2 line event's ``timestamp_ns`` (CLOCK_MONOTONIC,
+#: the kernel's default for line events) and gpiozero's LGPIOFactory passes
+#: it on as seconds, which gpiozero keeps as the device's ``_last_changed``
+#: before it calls ``when_activated``.
+KERNEL_STAMPED_FACTORIES = frozenset({"LGPIOFactory"})
+#: A kernel stamp older than this (or in the future) is not trusted: the line
+#: may be set to another clock (GPIO_V2_LINE_FLAG_EVENT_CLOCK_REALTIME/HTE).
+MAX_EDGE_AGE_NS = 2_000_000_000
+
+
+def edge_stamps_from_kernel(factory: Any) -> bool:
+    """Whether ``factory``'s button callbacks carry the kernel's edge time."""
+    return type(factory).__name__ in KERNEL_STAMPED_FACTORIES
+
+
+def edge_time_ns(device: Any, now_ns: int) -> int | None:
+    """The kernel's time of ``device``'s last edge, in ``time.monotonic_ns()``
+    nanoseconds, or None when it is missing or not plausible at ``now_ns``."""
+    ticks = getattr(device, "_last_changed", None)
+    if not isinstance(ticks, int | float) or isinstance(ticks, bool):
+        return None
+    at_ns = round(ticks * 1e9)
+    return at_ns if 0 <= now_ns - at_ns <= MAX_EDGE_AGE_NS else None
+
 
 def make_pin_factory(kind: str = "mock") -> Any:
     """A gpiozero pin factory by name.
@@ -74,6 +101,7 @@ class TableHardware(Closeable):
         now_ns: Callable[[], int] = time.monotonic_ns,
         watch: bool = True,
         blink_s: float = 0.5,
+        kernel_stamps: bool | None = None,
     ) -> None:
         # DigitalInputDevice rather than Button: Button's hold thread polls
         # ten times a second per button (idle CPU on a Pi Zero, and 0.1 s to
@@ -82,6 +110,10 @@ class TableHardware(Closeable):
 
         self.pins = pins
         self.long_press_ns = long_press_ns
+        # None: whatever the pin factory offers (kernel stamps with lgpio).
+        self._kernel_stamps = kernel_stamps
+        self.kernel_stamped_edges = 0
+        """Edges stamped with the kernel's time rather than in Python."""
         self._now_ns = now_ns
         self._blink_s = blink_s
         self._lock = threading.Lock()
@@ -139,13 +171,24 @@ class TableHardware(Closeable):
                          pin_factory=factory)
         )
 
+        kernel = self._kernel_stamps
+        if kernel is None:
+            kernel = edge_stamps_from_kernel(button.pin_factory)
+
+        def stamp() -> int:
+            at_ns = self._now_ns()  # first: this is when the player pressed, or later
+            if kernel:
+                edge = edge_time_ns(button, at_ns)
+                if edge is not None:
+                    self.kernel_stamped_edges += 1
+                    return edge
+            return at_ns
+
         def pressed() -> None:
-            at_ns = self._now_ns()  # first: this is when the player pressed
-            self._edge(player, True, at_ns)
+            self._edge(player, True, stamp())
 
         def released() -> None:
-            at_ns = self._now_ns()
-            self._edge(player, False, at_ns)
+            self._edge(player, False, stamp())
 
         button.when_activated = pressed
         button.when_deactivated = released

@@ -241,3 +241,71 @@ def test_wait_for_press(mock_factory, pin_map):
         got = hardware.wait_for_press(2)
         timer.join()
         assert got is not None and got[0] == 1
+
+
+# --- the kernel's edge time ---------------------------------------------------------
+
+
+class KernelStampedPin:
+    """Mixed into a mock pin: the edge callback carries ``kernel_tick`` (seconds
+    of CLOCK_MONOTONIC), as gpiozero's LGPIOFactory passes lgpio's tick."""
+
+    kernel_tick: float | None = None
+
+    def _call_when_changed(self):
+        from gpiozero.pins.pi import PiPin
+
+        tick = self.kernel_tick if self.kernel_tick is not None else self._last_change
+        PiPin._call_when_changed(self, tick, self._state)
+
+
+def _kernel_factory():
+    from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+    pin_class = type("KernelPin", (KernelStampedPin, MockPWMPin), {})
+    return MockFactory(pin_class=pin_class)
+
+
+def test_a_press_carries_the_kernels_edge_time(fake_time, pin_map):
+    factory = _kernel_factory()
+    hardware = TableHardware(pin_map, pin_factory=factory, now_ns=fake_time, watch=False,
+                             kernel_stamps=True)
+    events = []
+    hardware.when_player_pressed = lambda player, at: events.append((player, at))
+    try:
+        pin = factory.pin(P0)
+        # The edge happened 3.5 ms before Python got to run the callback.
+        edge_ns = fake_time.now - 3_500_000
+        pin.kernel_tick = edge_ns / 1e9
+        pin.drive_low()
+        assert events == [(0, edge_ns)]
+        assert hardware.kernel_stamped_edges == 1
+        fake_time.advance_ms(150)
+        pin.kernel_tick = (fake_time.now - 1_000_000) / 1e9
+        pin.drive_high()
+        fake_time.advance_s(1)
+        hardware.poll()
+        # A stamp on another clock (or stale) is not trusted: Python's time is used.
+        pin.kernel_tick = 12.0
+        pin.drive_low()
+        assert events[-1] == (0, fake_time.now)
+        assert hardware.kernel_stamped_edges == 2  # only the release before it was kernel-stamped
+    finally:
+        hardware.close()
+        factory.close()
+
+
+def test_mock_pins_are_stamped_in_python_and_lgpio_by_the_kernel(mock_factory, fake_time, pin_map, drive):
+    from pegwatch.device.hardware.gpio import edge_stamps_from_kernel
+
+    assert not edge_stamps_from_kernel(mock_factory)
+    assert edge_stamps_from_kernel(type("LGPIOFactory", (), {})())
+    hardware = TableHardware(pin_map, pin_factory=mock_factory, now_ns=fake_time, watch=False)
+    events = []
+    hardware.when_player_pressed = lambda player, at: events.append((player, at))
+    try:
+        t0 = fake_time.now
+        drive.tap(P1)
+        assert events == [(1, t0)] and hardware.kernel_stamped_edges == 0
+    finally:
+        hardware.close()
