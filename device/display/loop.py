@@ -131,7 +131,7 @@ class DisplayLoop:
             self.errors += 1
             if self._failed_at is None:
                 logger.error(
-                    "display %s failed: %s; the clock goes on, retrying from every %.0f s",
+                    "display %s failed: %s; the clock goes on, retrying from every %.1f s",
                     self.display.kind, exc, self.retry_ns / 1e9,
                 )
                 self._retry_wait_ns = self.retry_ns

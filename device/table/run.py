@@ -342,15 +342,19 @@ def _run_interactive(program: TableProgram, cfg: Any, say: Any, desk: Desk | Non
     parts = Parts(on_change=parts_changed)
     slot = HardwareSlot()
     arbiter = ArbiterButton(program)
+    setup = _guided_setup(cfg, program, desk)
+    if setup is not None:  # never calibrated: the set-up talks first (docs/setup.md)
+        arbiter = setup.buttons(arbiter)
     buttons = _connect_buttons(cfg, program, arbiter, slot, parts)
-    worker = _camera_worker(cfg, program.submit, desk, parts)
+    worker = _camera_worker(cfg, program.submit, desk, parts) if setup is None else None
     if worker is not None:
         program.worker = worker
         worker.on_camera = program._camera_changed
         worker.start()
 
     def model_at(raw_now: int) -> Any:
-        return parts.overlay(program.display_model(raw_now))
+        model = program.display_model(raw_now)
+        return parts.overlay(setup.overlay(model) if setup is not None else model)
 
     display_loop = _display_loop(cfg, program, model_at=model_at, parts=parts)
     keyboard = None
@@ -388,10 +392,20 @@ def _run_interactive(program: TableProgram, cfg: Any, say: Any, desk: Desk | Non
             # say the table stopped, with the times it stopped at.
             display_loop.show_last(stopped_model(model_at(program.now_ns())))
             display_loop.display.close()
+        if setup is not None:
+            setup.close()
         slot.close()
         watchdog.close()
         say("table stopped")
     return 0
+
+
+def _guided_setup(cfg: Any, program: TableProgram, desk: Desk | None) -> Any:
+    """The guided set-up, started, when the table has never been calibrated; else None."""
+    from pegwatch.device.table.setup import guided_setup
+
+    setup = guided_setup(cfg, program, desk=desk, open_source=lambda: _open_source(cfg, desk))
+    return setup.start() if setup is not None else None
 
 
 def _connect_buttons(cfg: Any, program: TableProgram, arbiter: ArbiterButton, slot: Any,
@@ -453,6 +467,7 @@ def _display_loop(cfg: Any, program: TableProgram, *, model_at: Any = None, part
     except Exception as exc:  # the clock goes on without a display, and tries again
         logger.error("display %s not started: %s; trying again", settings.kind, exc)
         display = AbsentDisplay(settings, str(exc) or type(exc).__name__)
+        state(False, display.problem)
     loop = DisplayLoop(
         display,
         model_at if model_at is not None else program.display_model,
