@@ -154,7 +154,7 @@ def fit_profile(
         h = _homography([a for a, _ in pairs], [b for _, b in pairs], "the points with millimetres")
         notes.append(f"Placed by {len(pairs)} points whose board millimetres were given.")
     else:
-        h = _grid_homography(code, hole_pitch_mm, row_pitch_mm, notes)
+        h = _upright(_grid_homography(code, hole_pitch_mm, row_pitch_mm, notes), [p.px for p in code])
     if not points:
         raise ProfileFitError("no labelled hole points: give code, key and secret holes (kind, row, index, x, y)")
     mm = {p: _apply(h, p.px) for p in points}
@@ -197,6 +197,28 @@ def _homography(src: Sequence[Sequence[float]], dst: Sequence[Sequence[float]], 
         raise ProfileFitError(f"{what}: no homography fits them (are two points the same?)")
     out: NDArray[np.float64] = np.asarray(h, dtype=np.float64)
     out = out / out[2, 2]
+    return out
+
+
+def _upright(h: NDArray[np.float64], px: Sequence[tuple[float, float]]) -> NDArray[np.float64]:
+    """``h`` turned by a multiple of 90 degrees so that the board's x runs most nearly along the image's x.
+
+    A profile's coordinates are the board as the camera sees it (origin at
+    its top-left); the grid's own frame may be the board turned over.
+    """
+    centre = np.mean(np.asarray(px, dtype=np.float64), axis=0)
+    inv = np.linalg.inv(h)
+    a = np.asarray(_apply(h, centre))
+    x_dir = np.subtract(_apply(inv, a + np.array([1.0, 0.0])), centre)
+    y_dir = np.subtract(_apply(inv, a + np.array([0.0, 1.0])), centre)
+    # Image directions of the board's +x, +y, -x, -y: pick the one nearest image +x as the new +x.
+    turns = [x_dir, y_dir, -x_dir, -y_dir]
+    k = int(np.argmax([t[0] / np.linalg.norm(t) for t in turns]))
+    # New (x, y) = old turned: +x <- turns[k].
+    rot = {0: [[1, 0], [0, 1]], 1: [[0, 1], [-1, 0]], 2: [[-1, 0], [0, -1]], 3: [[0, -1], [1, 0]]}[k]
+    r = np.eye(3)
+    r[:2, :2] = rot
+    out: NDArray[np.float64] = r @ h
     return out
 
 
