@@ -1,41 +1,59 @@
 #!/usr/bin/env bash
-# Install pegwatch as a service on Raspberry Pi OS Bookworm (Pi 3/4/5, Zero 2 W).
+# Install pegwatch as a service on Raspberry Pi OS Bookworm (Pi 5, Pi 4, Pi 3 B+, Zero 2 W).
 #
-#   sudo firmware_config/install-pi.sh            install or update
-#   firmware_config/install-pi.sh --dry-run       show what would change
+#   sudo firmware_config/install-pi.sh            install, or upgrade in place
+#   firmware_config/install-pi.sh --dry-run       print what would change; change nothing
 #
-# Idempotent: running it again changes nothing that is already right. It
-#   1. installs the apt packages (picamera2, OpenCV, NumPy, lgpio, ...),
+# Options: --dry-run (-n); --source DIR (a pegwatch checkout, default this
+# script's); --root DIR (write under DIR instead of /, for trying it out;
+# also $PEGWATCH_ROOT); --pi-model "Raspberry Pi 5 Model B" (instead of
+# /proc/device-tree/model; also $PEGWATCH_PI_MODEL).
+#
+# Idempotent: a second run changes nothing. An upgrade replaces the code and
+# keeps the table's configuration (/etc/pegwatch/pegwatch.toml) and its
+# journal (/var/lib/pegwatch). It
+#   1. installs the missing apt packages (picamera2, OpenCV, NumPy, lgpio, ...;
+#      on a Pi 5 also python3-rpi-lgpio, which SPI displays need),
 #   2. creates the system user "pegwatch" in the gpio, video, i2c, spi groups,
-#   3. copies this repository to /opt/pegwatch,
+#   3. copies the checkout to /opt/pegwatch (the docs the unit names, and the
+#      source the package is built from),
 #   4. makes a venv there WITH the system site-packages and installs pegwatch
-#      into it without letting pip replace apt's NumPy (see step 4),
+#      into it as a regular (non-editable) package, without letting pip
+#      replace apt's NumPy (see step 4),
 #   5. installs /etc/pegwatch/pegwatch.toml if there is none (an arbiter's
 #      edits are never overwritten; the shipped file goes to .dist beside it),
 #   6. installs and enables systemd/pegwatch.service,
 #   7. adds firmware_config/config.txt.fragment to config.txt once, between
-#      marker lines, and says when a reboot is needed.
+#      marker lines (written to a temporary file beside it, synced, renamed;
+#      the previous file kept as config.txt.pegwatch-backup), and says when a
+#      reboot is needed.
 #
-# Environment: PEGWATCH_ROOT (default empty) prefixes every file this script
-# writes, so that it can be tried against a scratch directory; with
-# --dry-run the commands that change the system (apt-get, useradd, usermod,
-# pip, systemctl, chown) are printed instead of run.
+# With --dry-run nothing is written anywhere (not even a temporary file):
+# every file that would be written, every package that would be installed
+# and every command that would be run is printed, with a diff of config.txt.
 set -euo pipefail
+# write_file reads its content from a pipe: run it in this shell, not a subshell.
+shopt -s lastpipe
 
 ROOT=${PEGWATCH_ROOT:-}
+PI_MODEL=${PEGWATCH_PI_MODEL:-}
 DRY_RUN=0
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 usage() {
-    sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 while [ $# -gt 0 ]; do
     case "$1" in
         --dry-run | -n) DRY_RUN=1 ;;
-        --source)
-            [ $# -ge 2 ] || { echo "install-pi.sh: --source needs a directory" >&2; exit 2; }
-            SRC=$(cd "$2" && pwd)
+        --source | --root | --pi-model)
+            [ $# -ge 2 ] || { echo "install-pi.sh: $1 needs a value" >&2; exit 2; }
+            case "$1" in
+                --source) SRC=$(cd "$2" && pwd) ;;
+                --root) ROOT=$2 ;;
+                --pi-model) PI_MODEL=$2 ;;
+            esac
             shift
             ;;
         -h | --help) usage; exit 0 ;;
@@ -43,11 +61,13 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
+ROOT=${ROOT%/}
 
 APP_USER=pegwatch
 APP_GROUPS=(gpio video i2c spi)
 DEST=/opt/pegwatch
 VENV=$DEST/.venv
+STAMP=$VENV/.pegwatch-installed
 ETC=/etc/pegwatch
 UNIT=/etc/systemd/system/pegwatch.service
 MODULES=/etc/modules-load.d/pegwatch.conf
@@ -64,9 +84,11 @@ APT_PACKAGES=(
     # rpicam-hello --list-cameras, to check the camera (no GUI preview).
     rpicam-apps-lite i2c-tools fonts-dejavu-core rsync
 )
+PIP_DEPS=("gpiozero>=2.0.1.post3" "luma.core>=2.4" "luma.oled>=3.12" "luma.lcd>=2.10" "RPLCD>=1.3")
 
 REBOOT=0
 CHANGED=0
+CODE_CHANGED=0
 
 say() { printf 'install-pi.sh: %s\n' "$*"; }
 
@@ -81,20 +103,41 @@ run() {
     fi
 }
 
-# Install file $1 as $2 (under ROOT) with mode $3 when missing or different.
-install_file() {
-    local src=$1 dest=$ROOT$2 mode=$3
-    if [ -f "$dest" ] && cmp -s "$src" "$dest"; then
-        return 1
+# Write standard input to $1 (under ROOT) when it is missing or different,
+# with mode $2 ("-" on the FAT boot partition, which has no modes): a
+# temporary file in the same directory (so on the same filesystem), flushed
+# to the disk, then renamed over the old one, so that a power cut leaves
+# either the old file or the new one, never half of one. Sets WROTE to 1 if
+# it had to write (under --dry-run: would have), else 0.
+WROTE=0
+write_file() {
+    local dest=$ROOT$1 mode=$2 content tmp dir
+    content=$(cat; printf x)
+    content=${content%x}
+    WROTE=0
+    if [ -f "$dest" ] && [ "$(cat "$dest"; printf x)" = "${content}x" ]; then
+        return 0
     fi
-    mkdir -p "$(dirname "$dest")"
-    install -m "$mode" "$src" "$dest"
-    say "installed $2"
+    WROTE=1
     CHANGED=1
-    return 0
+    if [ "$DRY_RUN" -eq 1 ]; then
+        say "would write $1${mode:+ (mode $mode)}"
+        return 0
+    fi
+    dir=$(dirname "$dest")
+    mkdir -p "$dir"
+    tmp=$(mktemp "$dir/.$(basename "$dest").XXXXXX")
+    printf '%s' "$content" >"$tmp"
+    if [ "$mode" != "-" ]; then
+        chmod "$mode" "$tmp"
+    fi
+    sync "$tmp"
+    mv -f "$tmp" "$dest"
+    sync "$dir"
+    say "installed $1"
 }
 
-if [ "$DRY_RUN" -eq 0 ] && [ "$(id -u)" -ne 0 ]; then
+if [ "$DRY_RUN" -eq 0 ] && [ -z "$ROOT" ] && [ "$(id -u)" -ne 0 ]; then
     echo "install-pi.sh: run as root (sudo $0), or try --dry-run" >&2
     exit 2
 fi
@@ -104,6 +147,21 @@ for f in systemd/pegwatch.service firmware_config/pegwatch.toml firmware_config/
         exit 2
     fi
 done
+if [ -z "$PI_MODEL" ] && [ -r /proc/device-tree/model ]; then
+    PI_MODEL=$(tr -d '\0' </proc/device-tree/model)
+fi
+case "$PI_MODEL" in
+    "Raspberry Pi 5"* | "Raspberry Pi Compute Module 5"*)
+        # luma drives the DC and RST lines of SPI displays through RPi.GPIO,
+        # which cannot reach a Pi 5's GPIO (the RP1 chip); rpi-lgpio is the
+        # same API on lgpio. The default I2C OLED does not need it.
+        APT_PACKAGES+=(python3-rpi-lgpio)
+        ;;
+    "Raspberry Pi"*) ;;
+    "") say "warning: not a Raspberry Pi (no /proc/device-tree/model); installing anyway" ;;
+    *) say "warning: $PI_MODEL is not a Raspberry Pi; installing anyway" ;;
+esac
+[ -n "$PI_MODEL" ] && say "model: $PI_MODEL"
 
 # 1. apt packages: only the missing ones, so a re-run does not touch apt.
 missing=()
@@ -113,7 +171,7 @@ for pkg in "${APT_PACKAGES[@]}"; do
     fi
 done
 if [ ${#missing[@]} -gt 0 ]; then
-    say "apt packages to install: ${missing[*]}"
+    [ "$DRY_RUN" -eq 1 ] && say "would install apt packages: ${missing[*]}"
     run apt-get update
     run env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
     CHANGED=1
@@ -121,7 +179,7 @@ fi
 
 # 2. The service user: a system account with no login, its home the state dir.
 if ! getent passwd "$APP_USER" >/dev/null; then
-    say "creating system user $APP_USER"
+    [ "$DRY_RUN" -eq 1 ] && say "would create the system user $APP_USER"
     run useradd --system --user-group --home-dir /var/lib/pegwatch --no-create-home \
         --shell /usr/sbin/nologin --comment "pegwatch table" "$APP_USER"
     CHANGED=1
@@ -137,97 +195,135 @@ for group in "${APP_GROUPS[@]}"; do
     fi
 done
 
-# 3. The code, owned by root: the service may read it, not change it.
-if [ "$(cd "$SRC" && pwd -P)" != "$(mkdir -p "$ROOT$DEST" && cd "$ROOT$DEST" && pwd -P)" ]; then
-    excludes=(--exclude=.venv --exclude=.git --exclude=__pycache__ --exclude='*.egg-info'
-        --exclude=.mypy_cache --exclude=.ruff_cache --exclude=.pytest_cache
-        --exclude=.hypothesis --exclude=out --exclude='*.sqlite*')
-    if command -v rsync >/dev/null; then
-        if [ -n "$(rsync -a --delete --itemize-changes "${excludes[@]}" "$SRC/" "$ROOT$DEST/")" ]; then
-            say "updated $DEST"
-            CHANGED=1
-        fi
-    else
-        # No rsync yet (first run of a dry run): tar copies the same content.
-        tar -C "$SRC" "${excludes[@]}" -cf - . | tar -C "$ROOT$DEST" -xf -
-    fi
+# 3. The code, owned by root: the service may read it, not change it. The
+# copy is made file by file, each written beside its target and renamed;
+# files gone from the checkout are removed, everything else is left alone.
+# python3 (from step 1) does it, so it is the same with or without rsync.
+copied=$(python3 - "$SRC" "$ROOT$DEST" "$DRY_RUN" <<'PY'
+import filecmp, hashlib, os, shutil, sys
+src, dest, dry = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+# The checkout's fingerprint (last line): what step 4 records as installed.
+fingerprint = hashlib.sha256()
+skip_dirs = {".venv", ".git", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache",
+             ".hypothesis", "out", "build", "dist"}
+def skipped(name):
+    return name.endswith((".egg-info", ".pyc")) or ".sqlite" in name
+same = os.path.realpath(src) == os.path.realpath(dest)
+wanted = set()
+for top, dirs, files in os.walk(src):
+    dirs[:] = sorted(d for d in dirs if d not in skip_dirs and not skipped(d))
+    rel = os.path.relpath(top, src)
+    for name in sorted(files):
+        if skipped(name):
+            continue
+        path = os.path.normpath(os.path.join(rel, name))
+        wanted.add(path)
+        with open(os.path.join(top, name), "rb") as f:
+            fingerprint.update(path.encode() + b"\0" + hashlib.sha256(f.read()).digest())
+        target = os.path.join(dest, path)
+        if same or os.path.isfile(target) and filecmp.cmp(os.path.join(top, name), target, shallow=False):
+            continue
+        print(f"{'would copy' if dry else 'copied'} {path}")
+        if not dry:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            tmp = target + ".pegwatch-new"
+            shutil.copy2(os.path.join(top, name), tmp)
+            os.replace(tmp, target)
+if os.path.isdir(dest) and not same:
+    for top, dirs, files in os.walk(dest):
+        dirs[:] = [d for d in dirs if d not in skip_dirs and not skipped(d)]
+        for name in files:
+            path = os.path.normpath(os.path.relpath(os.path.join(top, name), dest))
+            if path not in wanted and not skipped(name) and not path.startswith(".apt-constraints"):
+                print(f"{'would remove' if dry else 'removed'} {path}")
+                if not dry:
+                    os.remove(os.path.join(top, name))
+print("fingerprint", fingerprint.hexdigest())
+PY
+)
+source_fingerprint=${copied##*fingerprint }
+copied=$(printf '%s\n' "$copied" | sed '/^fingerprint /d')
+if [ -n "$copied" ]; then
+    printf '%s\n' "$copied" | sed "s|^|install-pi.sh:   |"
+    say "$( [ "$DRY_RUN" -eq 1 ] && echo "would update" || echo "updated") $DEST ($(printf '%s\n' "$copied" | wc -l) files)"
+    CHANGED=1
+    CODE_CHANGED=1
 fi
 
 # 4. The venv. --system-site-packages makes apt's picamera2, libcamera,
-# NumPy, OpenCV and lgpio importable. pegwatch itself goes in with --no-deps
-# and its pure-Python dependencies are installed under a constraints file
-# that pins NumPy and Pillow to apt's versions: pip would otherwise fetch
-# NumPy 2 (pulled by opencv-python wheels), and apt's picamera2, compiled
-# against NumPy 1, fails to import with it.
+# NumPy, OpenCV and lgpio importable. pegwatch is built from /opt/pegwatch
+# and installed as a regular package (not editable: the venv holds its own
+# copy, byte-compiled by pip, and an upgrade replaces it whole). It goes in
+# with --no-deps; its pure-Python dependencies are installed under a
+# constraints file that pins NumPy and Pillow to apt's versions: pip would
+# otherwise fetch NumPy 2 (pulled by opencv-python wheels), and apt's
+# picamera2, compiled against NumPy 1, fails to import with it.
 if [ ! -x "$ROOT$VENV/bin/python" ]; then
-    say "creating $VENV"
     run python3 -m venv --system-site-packages "$ROOT$VENV"
     CHANGED=1
 fi
-constraints=$ROOT$DEST/.apt-constraints.txt
-if [ "$DRY_RUN" -eq 0 ]; then
-    python3 - >"$constraints.new" <<'PY'
+constraints=$(python3 - <<'PY'
 import importlib.metadata as md
 for dist in ("numpy", "pillow", "opencv-python", "opencv-python-headless"):
     try:
         print(f"{dist}=={md.version(dist)}")
     except md.PackageNotFoundError:
         pass
+# Debian's python3-opencv has no pip metadata: forbid the wheels outright.
+print("opencv-python-headless<0")
 PY
-    # Debian's python3-opencv has no pip metadata: forbid the wheels outright.
-    echo "opencv-python-headless<0" >>"$constraints.new"
-    mv "$constraints.new" "$constraints"
-fi
-pip_deps=("gpiozero>=2.0.1.post3" "luma.core>=2.4" "luma.oled>=3.12" "luma.lcd>=2.10" "RPLCD>=1.3")
-if [ "$DRY_RUN" -eq 1 ] || ! "$ROOT$VENV/bin/python" -m pip show -q pegwatch >/dev/null 2>&1 \
-    || ! "$ROOT$VENV/bin/python" -c 'import gpiozero, luma.oled, luma.lcd, RPLCD' 2>/dev/null; then
+)
+printf '%s\n' "$constraints" | write_file "$DEST/.apt-constraints.txt" 0644
+# What is installed is recorded with the checkout's fingerprint: the same
+# code and the same dependencies are not installed twice.
+fingerprint=$(printf '%s\n' "$source_fingerprint" "${PIP_DEPS[@]}" "$constraints" | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$ROOT$STAMP" 2>/dev/null || true)" != "$fingerprint" ]; then
     run "$ROOT$VENV/bin/python" -m pip install --disable-pip-version-check -q \
-        -c "$constraints" "${pip_deps[@]}"
+        -c "$ROOT$DEST/.apt-constraints.txt" "${PIP_DEPS[@]}"
     run "$ROOT$VENV/bin/python" -m pip install --disable-pip-version-check -q \
-        --no-deps -e "$ROOT$DEST"
+        --no-deps --force-reinstall "$ROOT$DEST"
+    printf '%s\n' "$fingerprint" | write_file "$STAMP" 0644
+    CHANGED=1
+    CODE_CHANGED=1
 fi
-
-# The service cannot write into /opt (ProtectSystem=strict): compile the
-# bytecode now so that every start does not compile it again in memory.
-run "$ROOT$VENV/bin/python" -m compileall -q "$ROOT$DEST/rules" "$ROOT$DEST/vision" "$ROOT$DEST/device" \
-    "$ROOT$DEST/simulation" "$ROOT$DEST/firmware_config"
 
 # 5. The table's configuration: never overwrite an arbiter's edits.
-mkdir -p "$ROOT$ETC"
 if [ ! -f "$ROOT$ETC/pegwatch.toml" ]; then
     # The shipped file draws the display in the terminal (the desktop's
     # default); under systemd the terminal is the system journal, so a Pi
     # starts with the SSD1306 OLED instead, and saves no picture file.
-    first=$(mktemp)
     sed -e '/^\[display\]/,/^\[/ s/^kind = "terminal"$/kind = "ssd1306"/' \
         -e '/^\[display\]/,/^\[/ s/^save = ".*"$/save = ""/' \
-        "$SRC/firmware_config/pegwatch.toml" >"$first"
-    install -m 0640 "$first" "$ROOT$ETC/pegwatch.toml"
-    rm -f "$first"
-    say "installed $ETC/pegwatch.toml (edit the players, pins and display there)"
-    CHANGED=1
+        "$SRC/firmware_config/pegwatch.toml" | write_file "$ETC/pegwatch.toml" 0640
+    say "edit the players, pins and display in $ETC/pegwatch.toml"
 fi
-install_file "$SRC/firmware_config/pegwatch.toml" "$ETC/pegwatch.toml.dist" 0644 || true
+write_file "$ETC/pegwatch.toml.dist" 0644 <"$SRC/firmware_config/pegwatch.toml"
 if getent group "$APP_USER" >/dev/null; then
-    if [ "$(stat -c %G "$ROOT$ETC/pegwatch.toml")" != "$APP_USER" ]; then
+    if [ ! -f "$ROOT$ETC/pegwatch.toml" ] || [ "$(stat -c %G "$ROOT$ETC/pegwatch.toml")" != "$APP_USER" ]; then
         run chown "root:$APP_USER" "$ROOT$ETC" "$ROOT$ETC/pegwatch.toml"
         run chmod 0750 "$ROOT$ETC"
     fi
 fi
 
 # I2C needs the i2c-dev module for /dev/i2c-* (raspi-config does the same).
-printf 'i2c-dev\n' >"${TMPDIR:-/tmp}/pegwatch-modules.$$"
-if install_file "${TMPDIR:-/tmp}/pegwatch-modules.$$" "$MODULES" 0644; then
+printf 'i2c-dev\n' | write_file "$MODULES" 0644
+if [ "$WROTE" -eq 1 ]; then
     REBOOT=1
 fi
-rm -f "${TMPDIR:-/tmp}/pegwatch-modules.$$"
 
 # 6. The unit.
-if install_file "$SRC/systemd/pegwatch.service" "$UNIT" 0644; then
+write_file "$UNIT" 0644 <"$SRC/systemd/pegwatch.service"
+if [ "$WROTE" -eq 1 ]; then
     run systemctl daemon-reload
+    CODE_CHANGED=1
 fi
-if [ "$DRY_RUN" -eq 1 ] || ! systemctl is-enabled --quiet pegwatch.service 2>/dev/null; then
+if ! systemctl is-enabled --quiet pegwatch.service 2>/dev/null; then
     run systemctl enable pegwatch.service
+    CHANGED=1
+fi
+if [ "$CODE_CHANGED" -eq 1 ]; then
+    # A table already running gets the new code; a stopped one stays stopped.
+    run systemctl try-restart pegwatch.service
 fi
 
 # 7. config.txt: the fragment once, between markers; replaced if it changed.
@@ -245,14 +341,21 @@ else
     block=$(printf '%s\n' "$BEGIN_MARK"; cat "$SRC/firmware_config/config.txt.fragment"; printf '%s\n' "$END_MARK")
     current=$(sed -n "\|^# >>> pegwatch >>>|,\|^$END_MARK\$|p" "$file")
     if [ "$current" != "$block" ]; then
-        tmp=$(mktemp)
         # Everything outside an old block stays exactly as it was.
-        sed "\|^# >>> pegwatch >>>|,\|^$END_MARK\$|d" "$file" >"$tmp"
-        printf '\n%s\n' "$block" >>"$tmp"
-        cp "$file" "$file.pegwatch-backup"
-        cat "$tmp" >"$file"
-        rm -f "$tmp"
-        say "updated $config_txt (backup: $config_txt.pegwatch-backup)"
+        wanted=$(sed "\|^# >>> pegwatch >>>|,\|^$END_MARK\$|d" "$file"; printf '\n%s\nx' "$block")
+        wanted=${wanted%x}
+        if [ "$DRY_RUN" -eq 1 ]; then
+            say "would change $config_txt (backup: $config_txt.pegwatch-backup):"
+            diff -u --label "$config_txt" --label "$config_txt (new)" "$file" - <<<"${wanted%$'\n'}" || true
+        else
+            # The FAT boot partition: the backup first, then the new file
+            # beside the old one, flushed, and renamed over it.
+            cp "$file" "$file.pegwatch-backup"
+            sync "$file.pegwatch-backup"
+            say "kept the previous $config_txt as $config_txt.pegwatch-backup"
+        fi
+        printf '%s' "$wanted" | write_file "$config_txt" - >/dev/null
+        [ "$DRY_RUN" -eq 0 ] && say "updated $config_txt"
         REBOOT=1
         CHANGED=1
     fi
@@ -260,6 +363,8 @@ fi
 
 if [ "$CHANGED" -eq 0 ]; then
     say "nothing to change; pegwatch is installed"
+elif [ "$DRY_RUN" -eq 1 ]; then
+    say "dry run: nothing was changed"
 fi
 if [ "$REBOOT" -eq 1 ]; then
     say "reboot needed for the camera/I2C settings: sudo reboot (pegwatch starts at boot)"

@@ -126,7 +126,7 @@ def test_installer_keeps_numpy_and_picamera2_from_apt():
     for pkg in ("python3-picamera2", "python3-opencv", "python3-numpy", "python3-lgpio"):
         assert re.search(rf"\b{re.escape(pkg)}\b", text), pkg
     assert "--no-deps" in text
-    assert '-c "$constraints"' in text
+    assert '-c "$ROOT$DEST/.apt-constraints.txt"' in text and "python3-rpi-lgpio" in text
 
 
 def test_fragment_has_the_settings():
@@ -141,12 +141,82 @@ def test_fragment_has_the_settings():
     ]
 
 
-def tree(root: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
+# --- the installer in a scratch root ----------------------------------------------------
+#
+# The commands that change a system (apt-get, useradd, usermod, systemctl,
+# chown, python3 -m venv and the venv's pip) are shadowed on PATH by stubs
+# that record their arguments and keep just enough state (packages
+# installed, the user, the unit enabled) for the installer's own queries
+# (dpkg-query, getent, id, systemctl is-enabled, stat) to see what an
+# earlier run did.
+
+STUB = r"""#!/usr/bin/env bash
+# stub of a system command: record the call, keep a little state.
+name=$(basename "$0")
+printf '%s\n' "$name $*" >>"$STUB_LOG"
+state=$STUB_STATE
+case "$name" in
+  apt-get)
+    if [ "$1" = install ] || [ "${3:-}" = install ] || printf '%s\n' "$@" | grep -qx install; then
+      for a in "$@"; do case "$a" in -*|install|env|DEBIAN_FRONTEND=*) ;; *) echo "$a" >>"$state/apt" ;; esac; done
+    fi ;;
+  dpkg-query)
+    pkg=${!#}
+    if grep -qx "$pkg" "$state/apt" 2>/dev/null; then printf 'install ok installed'; else exit 1; fi ;;
+  getent)
+    case "$1 $2" in
+      "passwd pegwatch"|"group pegwatch") [ -f "$state/user" ] || exit 2 ;;
+      "group gpio"|"group video"|"group i2c"|"group spi") ;;
+      *) exit 2 ;;
+    esac ;;
+  useradd) touch "$state/user" ;;
+  usermod) echo "${@: -2:1}" >>"$state/groups" ;;
+  id)
+    if [ "$1" = -nG ]; then [ -f "$state/user" ] || exit 1; tr '\n' ' ' <"$state/groups" 2>/dev/null; echo
+    else exec /usr/bin/id "$@"; fi ;;
+  chown) shift; for f in "$@"; do echo "$f" >>"$state/chowned"; done ;;
+  stat)
+    if [ "$1" = -c ] && [ "$2" = %G ] && grep -qx "$3" "$state/chowned" 2>/dev/null; then echo pegwatch
+    else exec /usr/bin/stat "$@"; fi ;;
+  systemctl)
+    case "$1" in
+      is-enabled) [ -f "$state/enabled" ] || exit 1 ;;
+      enable) touch "$state/enabled" ;;
+      is-active) exit 3 ;;
+    esac ;;
+  python3)
+    if [ "$1" = -m ] && [ "$2" = venv ]; then
+      venv=${!#}; mkdir -p "$venv/bin"
+      printf '#!/usr/bin/env bash\nprintf "%%s\\n" "venv-python $*" >>"$STUB_LOG"\n' >"$venv/bin/python"
+      chmod +x "$venv/bin/python"
+    else
+      exec "$REAL_PYTHON" "$@"
+    fi ;;
+esac
+exit 0
+"""
+STUBBED = ("apt-get", "dpkg-query", "getent", "useradd", "usermod", "id", "chown", "stat", "systemctl",
+           "python3")
+#: What a dry run may ask (never change).
+QUERIES = ("dpkg-query", "getent", "id ", "stat", "systemctl is-enabled", "systemctl is-active", "python3 -")
+ORIGINAL_CONFIG_TXT = "# the Pi's own settings\ndtparam=audio=on\n[cm4]\notg_mode=1\n"
+PI5 = "Raspberry Pi 5 Model B Rev 1.0"
+PI4 = "Raspberry Pi 4 Model B Rev 1.5"
+
+
+def tree(root: Path) -> dict[str, tuple[str, int]]:
+    """Every file, directory and link under ``root``: content hash (or kind) and mode."""
+    snapshot = {}
+    for p in sorted(root.rglob("*")):
+        rel = str(p.relative_to(root))
+        st = p.lstat()
+        if p.is_symlink():
+            snapshot[rel] = ("link:" + os.readlink(p), st.st_mode)
+        elif p.is_dir():
+            snapshot[rel] = ("dir", st.st_mode)
+        else:
+            snapshot[rel] = (hashlib.sha256(p.read_bytes()).hexdigest(), st.st_mode)
+    return snapshot
 
 
 @pytest.fixture(scope="module")
@@ -157,42 +227,108 @@ def source(tmp_path_factory) -> Path:
         REPO,
         snapshot,
         ignore=shutil.ignore_patterns(
-            ".venv", ".git", "__pycache__", "*.egg-info", ".*_cache", ".hypothesis", "out"
+            ".venv", ".git", "__pycache__", "*.egg-info", ".*_cache", ".hypothesis", "out", "*.sqlite*",
+            "*.gif", "*.png",
         ),
     )
     return snapshot
 
 
-def install(root: Path, source: Path) -> str:
-    result = subprocess.run(
-        ["bash", str(source / "firmware_config/install-pi.sh"), "--dry-run"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=dict(os.environ, PEGWATCH_ROOT=str(root)),
-    )
-    assert result.returncode == 0, result.stderr + result.stdout
-    return result.stdout
+class Installer:
+    """Runs install-pi.sh in a scratch root with the system commands stubbed."""
+
+    def __init__(self, tmp_path: Path, source: Path, model: str = PI5) -> None:
+        self.source = source
+        self.model = model
+        self.root = tmp_path / "root"
+        (self.root / "boot" / "firmware").mkdir(parents=True)
+        (self.root / "boot" / "firmware" / "config.txt").write_text(ORIGINAL_CONFIG_TXT)
+        self.bin = tmp_path / "bin"
+        self.bin.mkdir()
+        for name in STUBBED:
+            stub = self.bin / name
+            stub.write_text(STUB)
+            stub.chmod(0o755)
+        self.state = tmp_path / "state"
+        self.state.mkdir()
+        self.log = tmp_path / "calls.log"
+        self.log.touch()
+        self.tmpdir = tmp_path / "tmp"
+        self.tmpdir.mkdir()
+
+    def run(self, *args: str) -> tuple[str, list[str]]:
+        """Output and the stubbed commands it called."""
+        before = self.log.read_text().splitlines()
+        env = dict(
+            os.environ,
+            PATH=f"{self.bin}:{os.environ['PATH']}",
+            STUB_LOG=str(self.log),
+            STUB_STATE=str(self.state),
+            REAL_PYTHON=shutil.which("python3") or sys.executable,
+            PEGWATCH_ROOT=str(self.root),
+            PEGWATCH_PI_MODEL=self.model,
+            TMPDIR=str(self.tmpdir),
+        )
+        result = subprocess.run(
+            ["bash", str(self.source / "firmware_config/install-pi.sh"), *args],
+            capture_output=True, text=True, timeout=300, env=env,
+        )
+        assert result.returncode == 0, result.stderr + result.stdout
+        assert not result.stderr.strip(), result.stderr
+        return result.stdout, self.log.read_text().splitlines()[len(before):]
 
 
-ORIGINAL_CONFIG_TXT = "# the Pi's own settings\ndtparam=audio=on\n[cm4]\notg_mode=1\n"
+def changes(calls: list[str]) -> list[str]:
+    """The calls that would change a system (not the queries)."""
+    return [c for c in calls if not c.startswith(QUERIES)]
 
 
-def test_installer_into_a_scratch_root_is_idempotent(tmp_path, source):
-    root = tmp_path / "root"
+@pytest.mark.parametrize("model", [PI5, PI4])
+def test_dry_run_writes_nothing_and_prints_the_plan(tmp_path, source, model):
+    installer = Installer(tmp_path, source, model)
+    before, before_src = tree(tmp_path), tree(source)
+    out, calls = installer.run("--dry-run")
+    assert tree(tmp_path) == {**before, "calls.log": tree(tmp_path)["calls.log"]}
+    assert tree(source) == before_src
+    assert not list(installer.tmpdir.iterdir())  # not even a temporary file
+    assert changes(calls) == [], calls
+    # Every package, command and file, and the diff of config.txt.
+    packages = re.search(r"would install apt packages: (.*)", out).group(1).split()
+    assert {"python3-picamera2", "python3-opencv", "python3-lgpio", "rsync"} <= set(packages)
+    assert ("python3-rpi-lgpio" in packages) == (model == PI5)
+    for line in ("would run: apt-get update",
+                 "would run: useradd --system --user-group",
+                 "would run: usermod -a -G gpio pegwatch",
+                 "would run: python3 -m venv --system-site-packages",
+                 "--no-deps --force-reinstall",
+                 "would run: systemctl daemon-reload",
+                 "would run: systemctl enable pegwatch.service",
+                 "would write /etc/systemd/system/pegwatch.service",
+                 "would write /etc/pegwatch/pegwatch.toml (mode 0640)",
+                 "would write /etc/pegwatch/pegwatch.toml.dist",
+                 "would write /etc/modules-load.d/pegwatch.conf",
+                 "would copy device/table/run.py",
+                 "--- /boot/firmware/config.txt",
+                 "+dtparam=i2c_arm=on",
+                 "install-pi.sh: dry run: nothing was changed"):
+        assert line in out, line
+    assert " -e " not in out  # a regular install, not an editable one
+
+
+def test_a_real_run_installs_and_a_second_run_changes_nothing(tmp_path, source):
+    installer = Installer(tmp_path, source)
+    root = installer.root
+    out, calls = installer.run()
+    assert "reboot needed" in out
     boot = root / "boot" / "firmware"
-    boot.mkdir(parents=True)
-    (boot / "config.txt").write_text(ORIGINAL_CONFIG_TXT)
-
-    first = install(root, source)
-    assert "reboot needed" in first
     config_txt = (boot / "config.txt").read_text()
     assert config_txt.startswith(ORIGINAL_CONFIG_TXT)  # the Pi's own lines untouched
     assert config_txt.count("# >>> pegwatch >>>") == 1
     assert (source / "firmware_config/config.txt.fragment").read_text() in config_txt
-    assert (root / "etc/systemd/system/pegwatch.service").read_text() == (
-        source / "systemd/pegwatch.service"
-    ).read_text()
+    assert (boot / "config.txt.pegwatch-backup").read_text() == ORIGINAL_CONFIG_TXT
+    assert sorted(p.name for p in boot.iterdir()) == ["config.txt", "config.txt.pegwatch-backup"]
+    assert (root / "etc/systemd/system/pegwatch.service").read_bytes() == (
+        source / "systemd/pegwatch.service").read_bytes()
     installed = root / "etc/pegwatch/pegwatch.toml"
     shipped = (source / "firmware_config/pegwatch.toml").read_text()
     # The same file, except that a Pi draws on the OLED, not in the terminal,
@@ -200,37 +336,83 @@ def test_installer_into_a_scratch_root_is_idempotent(tmp_path, source):
     assert installed.read_text() == shipped.replace('kind = "terminal"', 'kind = "ssd1306"', 1).replace(
         'save = "pegwatch-display.png"', 'save = ""', 1
     )
+    assert installed.stat().st_mode & 0o777 == 0o640
     pi_model = tmp_path / "model"
-    pi_model.write_text("Raspberry Pi 5 Model B Rev 1.0")
+    pi_model.write_text(PI5)
     config = load_config(installed, model_path=pi_model)
     assert config.display.kind == "ssd1306" and config.display.save == ""
     assert config.on_pi and config.camera == "picamera2"
     assert (root / "etc/modules-load.d/pegwatch.conf").read_text() == "i2c-dev\n"
-    assert (root / "opt/pegwatch/device/table/journal/store.py").is_file()
-    assert not (root / "opt/pegwatch/.venv").exists()  # dry run: pip and venv only printed
-    assert "would run: systemctl enable pegwatch.service" in first
-    assert "--system-site-packages" in first
+    assert (root / "opt/pegwatch/device/table/run.py").read_bytes() == (source / "device/table/run.py").read_bytes()
+    assert os.access(root / "opt/pegwatch/firmware_config/install-pi.sh", os.X_OK)
+    # Nothing half-written left behind.
+    assert not [p for p in root.rglob("*") if ".pegwatch-new" in p.name or p.name.startswith(".config.txt.")]
+    done = changes(calls)
+    apt = next(c for c in done if c.startswith("apt-get") and " install " in c)
+    assert "python3-rpi-lgpio" in apt and "python3-picamera2" in apt
+    assert any(c.startswith("useradd --system") for c in done)
+    assert {c for c in done if c.startswith("usermod")} == {
+        f"usermod -a -G {g} pegwatch" for g in ("gpio", "video", "i2c", "spi")}
+    pip = [c for c in done if c.startswith("venv-python -m pip install")]
+    assert len(pip) == 2 and "--no-deps --force-reinstall" in pip[1] and " -e " not in pip[1]
+    assert pip[1].endswith(str(root / "opt/pegwatch"))
+    assert f"-c {root}/opt/pegwatch/.apt-constraints.txt" in pip[0]
+    assert "systemctl enable pegwatch.service" in done and "systemctl daemon-reload" in done
+    assert any(c.startswith("chown root:pegwatch") for c in done)
 
     before = tree(root)
-    second = install(root, source)
+    again, calls = installer.run()
     assert tree(root) == before
-    assert "installed" not in second and "updated" not in second
-    assert "reboot needed" not in second
+    assert changes(calls) == [], calls
+    assert "install-pi.sh: nothing to change; pegwatch is installed" in again
+    assert "reboot needed" not in again
+    # And a dry run on the installed system has nothing to say either.
+    dry, calls = installer.run("--dry-run")
+    assert "would" not in dry and tree(root) == before and changes(calls) == []
 
 
-def test_installer_never_overwrites_an_arbiters_config_and_replaces_an_old_block(tmp_path, source):
-    root = tmp_path / "root"
-    (root / "boot").mkdir(parents=True)  # an older OS: /boot/config.txt
-    (root / "boot/config.txt").write_text(
-        ORIGINAL_CONFIG_TXT
-        + "\n# >>> pegwatch >>> (managed)\ndtparam=i2c_arm=off\n# <<< pegwatch <<<\n"
-        + "dtparam=after=1\n"
-    )
+def test_an_upgrade_keeps_the_configuration_and_the_journal(tmp_path, source):
+    upgraded = tmp_path / "newer"
+    shutil.copytree(source, upgraded)
+    installer = Installer(tmp_path, source)
+    root = installer.root
+    installer.run()
+    edited = '[match]\nplayers = ["Ann", "Bob"]\n'
+    (root / "etc/pegwatch/pegwatch.toml").write_text(edited)
+    journal = root / "var/lib/pegwatch/journal.sqlite"
+    journal.parent.mkdir(parents=True)
+    journal.write_bytes(b"SQLite format 3\0 a match in progress")
+    # The new version: one module changed, one gone.
+    (upgraded / "device/table/run.py").write_text((upgraded / "device/table/run.py").read_text() + "\n# v2\n")
+    (upgraded / "device/table/export.py").unlink()
+    installer.source = upgraded
+    _out, calls = installer.run()
+    assert (root / "etc/pegwatch/pegwatch.toml").read_text() == edited
+    assert journal.read_bytes() == b"SQLite format 3\0 a match in progress"
+    assert (root / "opt/pegwatch/device/table/run.py").read_text().endswith("# v2\n")
+    assert not (root / "opt/pegwatch/device/table/export.py").exists()
+    done = changes(calls)
+    assert any(c.startswith("venv-python -m pip install") and "--force-reinstall" in c for c in done)
+    assert "systemctl try-restart pegwatch.service" in done  # a running table gets the new code
+    assert not any(c.startswith(("apt-get", "useradd", "usermod")) for c in done)
+
+
+def test_an_old_block_is_replaced_and_an_arbiters_config_kept(tmp_path, source):
+    installer = Installer(tmp_path, source)
+    root = installer.root
+    (root / "boot/firmware/config.txt").unlink()
+    (root / "boot/firmware").rmdir()
+    old = (ORIGINAL_CONFIG_TXT + "\n# >>> pegwatch >>> (managed)\ndtparam=i2c_arm=off\n# <<< pegwatch <<<\n"
+           + "dtparam=after=1\n")
+    (root / "boot/config.txt").write_text(old)  # an older OS: /boot/config.txt
     edited = '[match]\nplayers = ["Ann", "Bob"]\n'
     (root / "etc/pegwatch").mkdir(parents=True)
     (root / "etc/pegwatch/pegwatch.toml").write_text(edited)
 
-    install(root, source)
+    dry, _ = installer.run("--dry-run")
+    assert "-dtparam=i2c_arm=off" in dry and "+dtparam=i2c_arm=on" in dry
+    assert (root / "boot/config.txt").read_text() == old
+    installer.run()
     assert (root / "etc/pegwatch/pegwatch.toml").read_text() == edited
     assert (root / "etc/pegwatch/pegwatch.toml.dist").read_bytes() == (
         source / "firmware_config/pegwatch.toml"
@@ -239,7 +421,7 @@ def test_installer_never_overwrites_an_arbiters_config_and_replaces_an_old_block
     assert text.count("# >>> pegwatch >>>") == 1
     assert "dtparam=i2c_arm=off" not in text
     assert "dtparam=after=1" in text and text.startswith(ORIGINAL_CONFIG_TXT)
-    assert (root / "boot/config.txt.pegwatch-backup").read_text().count("i2c_arm=off") == 1
+    assert (root / "boot/config.txt.pegwatch-backup").read_text() == old
 
 
 def test_installer_refuses_unknown_options_with_one_line(tmp_path):
