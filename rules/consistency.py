@@ -31,11 +31,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from pegwatch.rules.codes import (
     EMPTY,
     NO_COLOUR,
     UNREAD,
+    Code,
+    Feedback,
     black_and_common,
     code_count,
     codes_by_hole,
@@ -45,7 +48,8 @@ from pegwatch.rules.codes import (
 from pegwatch.rules.record import Row
 from pegwatch.rules.variants import Variant
 
-__all__ = ["ConsistencyReport", "analyse", "colour_indices"]
+__all__ = ["CertainPass", "ConsistencyReport", "analyse", "colour_indices", "marked_rows",
+           "narrow", "score_certain_rows"]
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +89,11 @@ def colour_indices(rows: Sequence[Row], variant: Variant) -> dict[str, int]:
         mapping[EMPTY] = variant.colours
     next_index = 0
     for row in rows:
-        for peg in row.guess:
+        names = list(row.guess)
+        if row.bounds is not None:
+            # A doubtful hole's candidates are colours of the game too.
+            names += [c for hole in row.bounds.holes if hole is not None for c in hole]
+        for peg in names:
             if peg in mapping or peg == EMPTY or peg in UNREAD:
                 continue
             if next_index < variant.colours:
@@ -94,60 +102,90 @@ def colour_indices(rows: Sequence[Row], variant: Variant) -> dict[str, int]:
     return mapping
 
 
-def analyse(rows: Sequence[Row], variant: Variant) -> ConsistencyReport:
-    """Count the codes that agree with every marked row of ``rows``.
+@dataclass
+class CertainPass:
+    """The state after scoring the fully read marked rows: the codes that fail
+    at most one of them (hole-major ``by_hole``, ``counts``), how many each
+    fails and which, and the codes consistent so far that fail each row first."""
 
-    Unmarked rows, and rows with a peg the reader could not read (see
-    :data:`~pegwatch.rules.codes.UNREAD`), are ignored. ``suspect_rows`` is empty
-    unless no code is consistent.
-    """
-    symbols = variant.symbols
-    holes = variant.holes
+    by_hole: NDArray[np.uint8]
+    counts: NDArray[np.uint8]
+    failures: NDArray[np.uint8]
+    failed_row: NDArray[np.uint16]
+    first_failed: list[tuple[int, int]]
+    kept: int
+
+
+def score_certain_rows(
+    marked: Sequence[tuple[int, Code, Feedback]], mapping: dict[str, int], variant: Variant
+) -> CertainPass:
+    """Score every code against ``marked`` rows ``(number, guess, marks)``,
+    dropping codes as soon as they fail two rows (see the module doc)."""
+    symbols, holes = variant.symbols, variant.holes
     possible = code_count(symbols, holes)
-    mapping = colour_indices(rows, variant)
-    marked = [
+    # Only codes failing at most one row matter (consistent ones, and the
+    # witnesses for suspects), so the set is narrowed as rows are scored;
+    # after a few rows it is a small fraction of all codes.
+    state = CertainPass(codes_by_hole(symbols, holes), counts_by_colour(symbols, holes),
+                        np.zeros(possible, dtype=np.uint8), np.zeros(possible, dtype=np.uint16),
+                        [], possible)
+    for number, pegs, (black, white) in marked:
+        guess = [mapping.get(peg, NO_COLOUR) for peg in pegs]
+        blacks, common = black_and_common(guess, state.by_hole, state.counts)
+        disagree = (blacks != black) | (common != black + white)
+        # Codes consistent so far (never dropped) that fail this row first.
+        first = int(np.count_nonzero(disagree[state.failures == 0]))
+        if first:
+            state.first_failed.append((number, first))
+        state.failures += disagree
+        # Where a code now fails a second row it is dropped below, so
+        # overwriting its failed row loses nothing.
+        np.copyto(state.failed_row, np.uint16(number), where=disagree)
+        keep = state.failures <= 1
+        state.kept = int(np.count_nonzero(keep))
+        if state.kept == 0:
+            break
+        if state.kept < state.failures.size // 2:
+            narrow(state, keep)
+    return state
+
+
+def narrow(state: CertainPass, keep: NDArray[np.bool_]) -> None:
+    """Keep only the codes where ``keep`` is true."""
+    index = np.flatnonzero(keep)
+    state.by_hole, state.counts = state.by_hole[:, index], state.counts[:, index]
+    state.failures, state.failed_row = state.failures[index], state.failed_row[index]
+
+
+def marked_rows(rows: Sequence[Row]) -> list[tuple[int, Code, Feedback]]:
+    """``(number, guess, marks)`` of the fully read, marked rows."""
+    return [
         (number, row.guess, row.marks)
         for number, row in enumerate(rows, start=1)
         if row.marks is not None and is_read(row.guess)
     ]
+
+
+def analyse(rows: Sequence[Row], variant: Variant) -> ConsistencyReport:
+    """Count the codes that agree with every marked row of ``rows``.
+
+    Unmarked rows, and rows with a peg the reader could not read (see
+    :data:`~pegwatch.rules.codes.UNREAD`), are ignored (the bounded
+    analysis, :mod:`pegwatch.rules.bounded_consistency`, takes them in).
+    ``suspect_rows`` is empty unless no code is consistent.
+    """
+    possible = code_count(variant.symbols, variant.holes)
+    marked = marked_rows(rows)
     if not marked:
         return ConsistencyReport(possible, (), possible)
-    # Only codes failing at most one row matter (consistent ones, and the
-    # witnesses for suspects), so the set is narrowed as rows are scored;
-    # after a few rows it is a small fraction of all codes.
-    by_hole = codes_by_hole(symbols, holes)
-    counts = counts_by_colour(symbols, holes)
-    failures = np.zeros(possible, dtype=np.uint8)
-    failed_row = np.zeros(possible, dtype=np.uint16)
-    first_failed: list[tuple[int, int]] = []
-    kept = possible
-    for number, pegs, (black, white) in marked:
-        guess = [mapping.get(peg, NO_COLOUR) for peg in pegs]
-        blacks, common = black_and_common(guess, by_hole, counts)
-        disagree = (blacks != black) | (common != black + white)
-        # Codes consistent so far (never dropped) that fail this row first.
-        first = int(np.count_nonzero(disagree[failures == 0]))
-        if first:
-            first_failed.append((number, first))
-        failures += disagree
-        # Where a code now fails a second row it is dropped below, so
-        # overwriting its failed row loses nothing.
-        np.copyto(failed_row, np.uint16(number), where=disagree)
-        keep = failures <= 1
-        kept = int(np.count_nonzero(keep))
-        if kept == 0:
-            break
-        if kept < failures.size // 2:
-            index = np.flatnonzero(keep)
-            by_hole, counts = by_hole[:, index], counts[:, index]
-            failures, failed_row = failures[index], failed_row[index]
-    if kept == 0:
+    state = score_certain_rows(marked, colour_indices(rows, variant), variant)
+    if state.kept == 0:
         # Every code fails two rows or more: no single row is to blame.
         logger.debug("consistency: no code fails fewer than two rows")
-        return ConsistencyReport(0, (), possible, tuple(first_failed))
-    consistent = int(np.count_nonzero(failures == 0))
+        return ConsistencyReport(0, (), possible, tuple(state.first_failed))
+    consistent = int(np.count_nonzero(state.failures == 0))
     suspects: tuple[int, ...] = ()
     if consistent == 0:
-        suspects = tuple(int(r) for r in np.unique(failed_row[failures == 1]))
+        suspects = tuple(int(r) for r in np.unique(state.failed_row[state.failures == 1]))
     logger.debug("consistency: %d of %d codes, suspects %s", consistent, possible, suspects)
-    return ConsistencyReport(consistent, suspects, possible, tuple(first_failed))
+    return ConsistencyReport(consistent, suspects, possible, tuple(state.first_failed))

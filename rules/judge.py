@@ -33,15 +33,22 @@ from collections import Counter
 from typing import Literal
 
 from pegwatch.rules import legality
+from pegwatch.rules.bounded import Judgement, RowJudgement, judge_row
+from pegwatch.rules.bounded_consistency import BoundedReport, Consistency, analyse_bounded
 from pegwatch.rules.codes import EMPTY, Feedback, is_read, score
-from pegwatch.rules.consistency import ConsistencyReport, analyse
 from pegwatch.rules.errors import BadInput
 from pegwatch.rules.legality import ColourCountError, IllegalGuessError, check_guess, colours_in
 from pegwatch.rules.match import match_vp
 from pegwatch.rules.record import GameRecord, MatchRecord, Role, Row
 from pegwatch.rules.reveal import REVEAL_KEYS, reveal_can_change, settle
 from pegwatch.rules.variants import Scoring, Variant, get_variant
-from pegwatch.rules.verdict import MATCH_REVEAL_KEYS, GameVerdict, IllegalRow, MatchVerdict
+from pegwatch.rules.verdict import (
+    MATCH_REVEAL_KEYS,
+    BoundedRowVerdict,
+    GameVerdict,
+    IllegalRow,
+    MatchVerdict,
+)
 
 __all__ = [
     "MATCH_REVEAL_KEYS",
@@ -170,6 +177,9 @@ def judge_game(
     )
 
     expected: tuple[Feedback, ...] | None = None
+    bounded: tuple[BoundedRowVerdict, ...] = ()
+    unsure: tuple[int, ...] = ()
+    bounded_report: BoundedReport | None = None
     consistent: int | None = None
     suspects: tuple[int, ...] | None = None
     reveal: tuple[str, ...]
@@ -177,15 +187,25 @@ def judge_game(
         solved_row = next((n for n, row in enumerate(rows, start=1) if row.guess == secret), None)
         last_relevant = solved_row if solved_row is not None else len(rows)
         expected = tuple(score(secret, row.guess) for row in rows)
-        mismarked_by_marks = None if colours_wrong else next(
-            (n for n in judged if n <= last_relevant and rows[n - 1].marks != expected[n - 1]),
-            None,
-        )
+        wrong = {n for n in judged if rows[n - 1].marks != expected[n - 1]}
+        if not colours_wrong:
+            bounded = _judge_bounded(rows, secret, variant, unread, last_relevant)
+            wrong |= {b.row for b in bounded if b.judgement.verdict is Judgement.MISMARK}
+        mismarked_by_marks = None if colours_wrong else min(
+            (n for n in wrong if n <= last_relevant), default=None)
+        # Only a doubtful row before the result can change it.
+        horizon = last_relevant if mismarked_by_marks is None else mismarked_by_marks
+        unsure = tuple(b.row for b in bounded if b.row <= horizon and (
+            b.judgement.verdict is Judgement.UNSURE or b.judgement.may_be_code))
+        notes.extend(_bounded_notes(bounded))
         outcome = settle(rows, variant, record.timeout, solved_row, mismarked_by_marks,
                           secret_known=True)
         if last_relevant < len(rows):
             notes.append(f"{_after(last_relevant + 1, len(rows))} after the code was solved "
                          f"on row {last_relevant}: ignored")
+        if unsure:
+            notes.append(f"the result may change once {_rows(unsure)} "
+                         f"{'is' if len(unsure) == 1 else 'are'} read for certain")
         final = not colours_wrong
         reveal = () if final else REVEAL_KEYS
     else:
@@ -204,7 +224,6 @@ def judge_game(
                 "codemaker called the code solved, so either that mark was wrong or the later "
                 "rows are irrelevant; every row is kept as evidence for the consistency check"
             )
-        report: ConsistencyReport | None = None
         if not colours_wrong:
             try:
                 # Incomplete rows count as unmarked: the numbering of the rows stays.
@@ -212,12 +231,17 @@ def judge_game(
                     Row(row.guess, None) if n in incomplete else row
                     for n, row in enumerate(rows, start=1)
                 ]
-                report = analyse(counted, variant)
+                bounded_report = analyse_bounded(counted, variant)
             except BadInput as exc:
                 # A custom preset too large for the search: judge the rest anyway.
                 notes.append(f"consistency not analysed: {exc}")
             else:
-                consistent, suspects = report.consistent, report.suspect_rows
+                consistent = bounded_report.report.consistent
+                suspects = bounded_report.report.suspect_rows
+                if bounded_report.verdict is Consistency.UNSURE:
+                    notes.append("whether any code fits the marks depends on "
+                                 + "; ".join(_deciding_text(d.row, d.holes, d.keys)
+                                             for d in bounded_report.deciding))
         if consistent == 0:
             notes.append(
                 "no code agrees with the marks, so some row is mis-marked; "
@@ -230,7 +254,10 @@ def judge_game(
             )
         final = False
         reveal = REVEAL_KEYS if colours_wrong else reveal_can_change(
-            rows, variant, record.timeout, judged, outcome, report
+            rows, variant, record.timeout, judged, outcome,
+            None if bounded_report is None else bounded_report.report,
+            bounded={n: rows[n - 1].bounded for n in bounded_report.bounded_rows}
+            if bounded_report is not None else None,
         )
 
     if record.timeout is Role.CODEMAKER and outcome.ended_on_board:
@@ -274,7 +301,64 @@ def judge_game(
         notes=tuple(notes),
         final=final,
         reveal_can_change=reveal,
+        bounded_rows=bounded,
+        unsure_rows=unsure,
+        consistent_at_least=None if bounded_report is None else bounded_report.consistent_at_least,
+        consistency=None if bounded_report is None else bounded_report.verdict,
+        consistency_deciding=() if bounded_report is None else bounded_report.deciding,
+        secret_source=_secret_source(record) if secret is not None else None,
     )
+
+
+def _judge_bounded(
+    rows: tuple[Row, ...], secret: tuple[str, ...], variant: Variant,
+    unread: tuple[int, ...], last_relevant: int,
+) -> tuple[BoundedRowVerdict, ...]:
+    """The rows not fully read, judged over every completion against the secret."""
+    out = []
+    for n in unread:
+        if n > last_relevant:
+            continue
+        if rows[n - 1].marks_unread is not None and rows[n - 1].bounds is None:
+            continue  # counts not read at all: every mark is possible, nothing to prove
+        bounded = rows[n - 1].bounded
+        if not bounded.is_marked or (not variant.blanks and (EMPTY,) in bounded.holes):
+            continue  # unmarked, or incomplete whatever it holds: nothing to judge
+        out.append(BoundedRowVerdict(n, judge_row(secret, bounded, variant)))
+    return tuple(out)
+
+
+def _rows(numbers: tuple[int, ...]) -> str:
+    return ("row " if len(numbers) == 1 else "rows ") + ", ".join(map(str, numbers))
+
+
+def _deciding_text(row: int, holes: tuple[int, ...], keys: tuple[str, ...]) -> str:
+    parts = []
+    if holes:
+        parts.append(("hole " if len(holes) == 1 else "holes ") + ", ".join(map(str, holes)))
+    parts.extend(f"the {key} count" for key in keys)
+    return f"row {row}: " + (" and ".join(parts) if parts else "what it holds")
+
+
+def _bounded_notes(bounded: tuple[BoundedRowVerdict, ...]) -> list[str]:
+    notes = []
+    for b in bounded:
+        j: RowJudgement = b.judgement
+        if j.verdict is Judgement.MISMARK:
+            notes.append(f"row {b.row} was not fully read, but every reading of it is mis-marked")
+        elif j.verdict is Judgement.CORRECT:
+            notes.append(f"row {b.row} was not fully read, but every reading of it is marked correctly")
+        else:
+            notes.append("unsure: " + _deciding_text(b.row, j.deciding_holes, j.deciding_keys)
+                         + " decides whether it is mis-marked")
+        if j.may_be_code:
+            notes.append(f"row {b.row} may be the code itself, which it is decides the result")
+    return notes
+
+
+def _secret_source(record: GameRecord) -> str | None:
+    source = record.extra.get("secret_source")
+    return source if isinstance(source, str) else None
 
 
 def judge_match(

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from pegwatch.rules.codes import UNREAD, Code, Feedback, is_read
+from pegwatch.rules.bounded import BoundedRow, CountRange
+from pegwatch.rules.codes import UNKNOWN, UNREAD, Code, Feedback, is_read
 from pegwatch.rules.errors import BadInput
 from pegwatch.rules.textfile import MIB, parse_json
 from pegwatch.rules.variants import Scoring, UnknownVariantError, Variant, get_variant
@@ -55,24 +56,46 @@ class Row:
     """One confirmed guess and its key pegs.
 
     ``marks`` is None while the row is unmarked, or when the key pegs were
-    there but could not be read: then ``marks_unread`` says why ("unknown"
-    or "occluded", the camera's words) and the row is never judged.
+    there but could not be counted exactly: then ``marks_unread`` says why
+    ("unknown" or "occluded", the camera's words). A hole the camera could
+    not read holds one of those words in ``guess``. ``bounds`` keeps what is
+    known all the same (the candidates of a doubtful hole, the range of a
+    count) when the record gives it; :attr:`bounded` is the row as the
+    bounded judge (:mod:`pegwatch.rules.bounded`) takes it.
     """
 
     guess: Code
     marks: Feedback | None
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
     marks_unread: str | None = None
+    bounds: BoundedRow | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain data in the record format."""
         out: dict[str, Any] = dict(self.extra)
         out["guess"] = list(self.guess)
+        if self.bounds is not None:
+            out["guess"] = [peg if hole is None else value for peg, hole, value in
+                            zip(self.guess, self.bounds.holes, self.bounds.hole_json(), strict=True)]
         if self.marks is not None:
             out["black"], out["white"] = self.marks.black, self.marks.white
+        elif self.bounds is not None and self.bounds.black is not None and self.bounds.white is not None:
+            out["black"], out["white"] = self.bounds.black.to_json(), self.bounds.white.to_json()
         else:
             out["black"] = out["white"] = self.marks_unread
         return out
+
+    @property
+    def bounded(self) -> BoundedRow:
+        """What is known of the row: "unknown" and "occluded" may hold anything."""
+        if self.bounds is not None:
+            return self.bounds
+        holes = tuple(None if peg in UNREAD else (peg,) for peg in self.guess)
+        if self.marks is not None:
+            return BoundedRow(holes, CountRange.exact(self.marks.black), CountRange.exact(self.marks.white))
+        if self.marks_unread is not None:
+            return BoundedRow(holes, CountRange(0, len(self.guess)), CountRange(0, len(self.guess)))
+        return BoundedRow(holes)
 
     @property
     def is_read(self) -> bool:
@@ -178,6 +201,43 @@ class _Parser:
                 raise self.fail(f"{where}[{i}]", f"expected a colour name, got {_show(peg)}")
         return tuple(peg.strip().lower() for peg in data)
 
+    def guess(self, data: object, where: str, variant: Variant) -> tuple[Code, tuple[tuple[str, ...] | None, ...] | None]:
+        """A guess whose holes may be lists of candidate colours: the code
+        (``"unknown"`` where a hole has several) and the candidates, or None
+        when every hole is a plain name."""
+        if not isinstance(data, list) or not any(isinstance(peg, list) for peg in data):
+            return self.code(data, where, variant), None
+        if len(data) != variant.holes:
+            raise self.fail(where, f"expected {variant.holes} pegs for {variant.name}, got {len(data)}")
+        pegs: list[str] = []
+        holes: list[tuple[str, ...] | None] = []
+        for i, peg in enumerate(data):
+            if not isinstance(peg, list):
+                if not isinstance(peg, str) or not peg.strip():
+                    raise self.fail(f"{where}[{i}]", f"expected a colour name or a list of candidates, got {_show(peg)}")
+                pegs.append(peg.strip().lower())
+                holes.append(None if pegs[-1] in UNREAD else (pegs[-1],))
+                continue
+            if not peg or not all(isinstance(c, str) and c.strip() for c in peg):
+                raise self.fail(f"{where}[{i}]", f"expected a list of candidate colour names, got {_show(peg)}")
+            names = tuple(dict.fromkeys(c.strip().lower() for c in peg))
+            if set(names) & UNREAD:
+                raise self.fail(f"{where}[{i}]", f'candidates are colour names, not "unknown" or "occluded": {_show(peg)}')
+            holes.append(names)
+            pegs.append(names[0] if len(names) == 1 else UNKNOWN)
+        return tuple(pegs), tuple(holes)
+
+    def count_range(self, value: object, where: str, holes: int) -> CountRange | None:
+        """A count as an int, ``[lo, hi]``, or None for any other form."""
+        if isinstance(value, list):
+            if (len(value) != 2 or any(isinstance(v, bool) or not isinstance(v, int) for v in value)
+                    or not 0 <= value[0] <= value[1] <= holes):
+                raise self.fail(where, f"expected a range [lo, hi] within 0..{holes}, got {_show(value)}")
+            return CountRange(value[0], value[1])
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= holes:
+            return CountRange.exact(value)
+        return None
+
     def count(self, data: dict[str, Any], key: str, where: str, holes: int) -> int:
         value = data[key]
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= holes:
@@ -188,7 +248,26 @@ class _Parser:
         d = self.obj(data, where)
         if "guess" not in d:
             raise self.fail(where, 'missing key "guess"')
-        guess = self.code(d["guess"], f"{where}.guess", variant)
+        guess, candidates = self.guess(d["guess"], f"{where}.guess", variant)
+        extra = {k: v for k, v in d.items() if k not in ("guess", "black", "white")}
+        ranged = [isinstance(d.get(k), list) for k in ("black", "white")]
+        if any(ranged):
+            black_range = self.count_range(d.get("black"), f"{where}.black", variant.holes)
+            white_range = self.count_range(d.get("white"), f"{where}.white", variant.holes)
+            for key, rng in (("black", black_range), ("white", white_range)):
+                if rng is None:
+                    raise self.fail(f"{where}.{key}", "beside a range, expected an integer or a range "
+                                    f"[lo, hi] within 0..{variant.holes}, got {_show(d.get(key))}")
+            assert black_range is not None and white_range is not None
+            if black_range.lo + white_range.lo > variant.holes:
+                raise self.fail(where, f"black {black_range} + white {white_range} exceeds the "
+                                f"{variant.holes} holes of {variant.name}")
+            holes = candidates or tuple(None if p in UNREAD else (p,) for p in guess)
+            ranged_row = BoundedRow(holes, black_range, white_range)
+            if black_range.is_exact and white_range.is_exact:
+                return Row(guess, Feedback(black_range.lo, white_range.lo), extra,
+                           bounds=ranged_row if candidates else None)
+            return Row(guess, None, extra, marks_unread=UNKNOWN, bounds=ranged_row)
         black_given = d.get("black") is not None
         white_given = d.get("white") is not None
         marks: Feedback | None = None
@@ -204,8 +283,12 @@ class _Parser:
                     f'black {_show(d.get("black"))} and white {_show(d.get("white"))}: '
                     'an unread count is "unknown" or "occluded" in both',
                 )
-            extra = {k: v for k, v in d.items() if k not in ("guess", "black", "white")}
-            return Row(guess, None, extra, marks_unread=unread.pop())
+            why = unread.pop()
+            bounds: BoundedRow | None = None
+            if candidates is not None:
+                full = CountRange(0, variant.holes)
+                bounds = BoundedRow(candidates, full, full)
+            return Row(guess, None, extra, marks_unread=why, bounds=bounds)
         if black_given or white_given:
             if not (black_given and white_given):
                 missing = "white" if black_given else "black"
@@ -220,7 +303,11 @@ class _Parser:
             marks = Feedback(black, white)
         elif not last:
             raise self.fail(where, "only the last row may be unmarked")
-        extra = {k: v for k, v in d.items() if k not in ("guess", "black", "white")}
+        if candidates is not None:
+            if marks is None:
+                return Row(guess, None, extra, bounds=BoundedRow(candidates))
+            exact = BoundedRow(candidates, CountRange.exact(marks.black), CountRange.exact(marks.white))
+            return Row(guess, marks, extra, bounds=exact)
         return Row(guess, marks, extra)
 
     def game(self, data: object, where: str, inherited: tuple[str, Variant] | None) -> GameRecord:

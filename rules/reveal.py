@@ -12,8 +12,10 @@ differ from the verdict given blind. The readings are in ``docs/rules.md``
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from pegwatch.rules.bounded import BoundedRow, Judgement, judge_row
 from pegwatch.rules.codes import EMPTY, Code, is_read, score
 from pegwatch.rules.consistency import ConsistencyReport
 from pegwatch.rules.record import Role, Row
@@ -145,6 +147,8 @@ def reveal_can_change(
     judged: tuple[int, ...],
     blind: Outcome,
     report: ConsistencyReport | None,
+    *,
+    bounded: Mapping[int, BoundedRow] | None = None,
 ) -> tuple[str, ...]:
     """The verdict keys that some legal secret, once shown, would change.
 
@@ -154,14 +158,20 @@ def reveal_can_change(
     played, both are found directly; for a secret no row played, the
     consistency pass says which first wrong rows some code allows
     (``first_failed``), less the codes that rows played. Each such pair is
-    judged as if revealed and compared with the blind verdict.
+    judged as if revealed and compared with the blind verdict. ``bounded``
+    rows (known only within bounds, by number) count as wrong for a secret
+    when every completion disagrees with it, as the judge counts them.
     """
     base = blind.keys()
-    judged_rows = [(n, rows[n - 1].guess, rows[n - 1].marks) for n in judged]
+
+    within = dict(bounded or {})
 
     def first_wrong(code: Code) -> int | None:
-        for number, guess, marks in judged_rows:
-            if score(code, guess) != marks:
+        for number in sorted({*judged, *within}):
+            if number in within:
+                if judge_row(code, within[number], variant).verdict is Judgement.MISMARK:
+                    return number
+            elif score(code, rows[number - 1].guess) != rows[number - 1].marks:
                 return number
         return None
 

@@ -12,12 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pegwatch.rules.bounded import RowJudgement
+from pegwatch.rules.bounded_consistency import Consistency, Deciding
 from pegwatch.rules.codes import Feedback
 from pegwatch.rules.record import Role
 from pegwatch.rules.reveal import REVEAL_KEYS
 from pegwatch.rules.variants import Scoring
 
-__all__ = ["MATCH_REVEAL_KEYS", "GameVerdict", "IllegalRow", "MatchVerdict"]
+__all__ = ["MATCH_REVEAL_KEYS", "BoundedRowVerdict", "GameVerdict", "IllegalRow", "MatchVerdict"]
 
 MATCH_REVEAL_KEYS: tuple[str, ...] = (
     "vp", "attempts", "penalties_vp", "complete", "codemakers", "illegal_moves", "points",
@@ -38,6 +40,24 @@ class IllegalRow:
 
 
 @dataclass(frozen=True)
+class BoundedRowVerdict:
+    """A row known only within bounds, judged against the known secret
+    (:func:`pegwatch.rules.bounded.judge_row`)."""
+
+    row: int
+    judgement: RowJudgement
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data: the row and the judgement's keys."""
+        return {"row": self.row, **self.judgement.to_json()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BoundedRowVerdict:
+        """What :meth:`to_json` wrote."""
+        return cls(int(data["row"]), RowJudgement.from_json(data))
+
+
+@dataclass(frozen=True)
 class GameVerdict:
     """The judgement of one game.
 
@@ -54,6 +74,16 @@ class GameVerdict:
     showing the secret can still change the verdict, and
     ``reveal_can_change`` lists which keys of :data:`REVEAL_KEYS` it can
     change.
+
+    Rows known only within bounds (doubtful holes, ranged key counts) are
+    judged over every completion: with the secret, ``bounded_rows`` gives
+    each one's judgement and ``unsure_rows`` those whose reading can still
+    change the result (then ``final`` is False); without it,
+    ``consistency`` says whether the marks surely fit some code, surely
+    fit none, or depend on the holes in ``consistency_deciding``, and
+    ``consistent_at_least`` counts the codes that fit whatever those hold.
+    ``secret_source`` says who read the secret the verdict rests on
+    (``"camera"``, ``"arbiter"``, ...), when the record says.
     """
 
     rules: str
@@ -77,6 +107,12 @@ class GameVerdict:
     notes: tuple[str, ...] = ()
     final: bool = False
     reveal_can_change: tuple[str, ...] = REVEAL_KEYS
+    bounded_rows: tuple[BoundedRowVerdict, ...] = ()
+    unsure_rows: tuple[int, ...] = ()
+    consistent_at_least: int | None = None
+    consistency: Consistency | None = None
+    consistency_deciding: tuple[Deciding, ...] = ()
+    secret_source: str | None = None
 
     @property
     def illegal_moves(self) -> dict[Role, int]:
@@ -102,8 +138,12 @@ class GameVerdict:
             "illegal_rows": [r.to_json() for r in self.illegal_rows],
             "illegal_secret": self.illegal_secret,
             "unread_rows": list(self.unread_rows),
+            "unsure_rows": list(self.unsure_rows),
             "scoring": self.scoring.value,
+            "secret_source": self.secret_source,
         }
+        if self.bounded_rows:
+            out["bounded_rows"] = [b.to_json() for b in self.bounded_rows]
         if self.expected_marks is not None:
             out["expected_marks"] = [
                 {"black": m.black, "white": m.white} for m in self.expected_marks
@@ -111,6 +151,10 @@ class GameVerdict:
         if self.consistent is not None:
             out["consistent"] = self.consistent
             out["suspect_rows"] = list(self.suspect_rows or ())
+            if self.consistency is not None:
+                out["consistency"] = self.consistency.value
+                out["consistent_at_least"] = self.consistent_at_least
+                out["consistency_deciding"] = [d.to_json() for d in self.consistency_deciding]
         if self.scoring is Scoring.HOME:
             out["codemaker_points"] = self.codemaker_points
             out["decoder_bonus_points"] = self.decoder_bonus_points
@@ -151,6 +195,14 @@ class GameVerdict:
             notes=tuple(str(n) for n in data.get("notes", ())),
             final=bool(data.get("final", False)),
             reveal_can_change=tuple(data.get("reveal_can_change", REVEAL_KEYS)),
+            bounded_rows=tuple(BoundedRowVerdict.from_json(b) for b in data.get("bounded_rows", ())),
+            unsure_rows=tuple(int(n) for n in data.get("unsure_rows", ())),
+            consistent_at_least=data.get("consistent_at_least"),
+            consistency=None if data.get("consistency") is None else Consistency(data["consistency"]),
+            consistency_deciding=tuple(
+                Deciding(int(d["row"]), tuple(d.get("deciding_holes", ())), tuple(d.get("deciding_keys", ())))
+                for d in data.get("consistency_deciding", ())),
+            secret_source=data.get("secret_source"),
         )
 
 

@@ -16,9 +16,10 @@ import logging
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pegwatch.rules.bounded import RowJudgement
     from pegwatch.rules.codes import Feedback
     from pegwatch.rules.judge import GameVerdict, MatchVerdict
-    from pegwatch.rules.record import GameRecord, MatchRecord
+    from pegwatch.rules.record import GameRecord, MatchRecord, Row
     from pegwatch.rules.variants import Variant
 
 logger = logging.getLogger(__name__)
@@ -75,10 +76,38 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _marks(marks: Feedback | None, unread: str | None = None) -> str:
+def _marks(marks: Feedback | None, unread: str | None = None, row: Row | None = None) -> str:
+    if row is not None and row.bounds is not None and marks is None and row.bounds.is_marked:
+        return f"{row.bounds.black} black {row.bounds.white} white"
     if unread is not None:
         return f"marks {unread}"
     return "unmarked" if marks is None else f"{marks.black} black {marks.white} white"
+
+
+def _guess(row: Row) -> str:
+    """The guess, a doubtful hole as {a|b} and an unread one as its word."""
+    if row.bounds is None:
+        return " ".join(row.guess)
+    return " ".join(peg if hole is None or len(hole) == 1 else "{" + "|".join(hole) + "}"
+                    for peg, hole in zip(row.guess, row.bounds.holes, strict=True))
+
+
+def _bounded_remark(judgement: RowJudgement) -> str:
+    from pegwatch.rules.bounded import Judgement
+
+    if judgement.verdict is Judgement.MISMARK:
+        remark = "  MIS-MARKED for every reading of its doubtful pegs"
+        if judgement.expected is not None:
+            remark += f" (should be {_marks(judgement.expected)})"
+    elif judgement.verdict is Judgement.CORRECT:
+        remark = "  not fully read: every reading agrees with the marks"
+    else:
+        parts = [f"hole {h}" for h in judgement.deciding_holes]
+        parts += [f"the {k} count" for k in judgement.deciding_keys]
+        remark = f"  UNSURE: {', '.join(parts) or 'its doubtful pegs'} decide{'s' if len(parts) == 1 else ''}"
+    if judgement.may_be_code:
+        remark += "  (may be the code)"
+    return remark
 
 
 def format_game(record: GameRecord, verdict: GameVerdict, variant: Variant, indent: str = "") -> str:
@@ -87,13 +116,17 @@ def format_game(record: GameRecord, verdict: GameVerdict, variant: Variant, inde
     secret = " ".join(record.secret) if record.secret else "not seen"
     lines.append(f"{indent}rules {variant.name}: {variant.colours} colours, "
                  f"{variant.holes} holes, {variant.rows} rows; secret: {secret}")
-    width = max((len(" ".join(r.guess)) for r in record.rows), default=0)
+    width = max((len(_guess(r)) for r in record.rows), default=0)
     illegal = {r.row for r in verdict.illegal_rows}
+    within = {b.row: b.judgement for b in verdict.bounded_rows}
     for number, row in enumerate(record.rows, start=1):
         remark = ""
         after_code = verdict.solved_row is not None and number > verdict.solved_row
-        if number in verdict.unread_rows:
-            remark = "  not fully read: not judged"
+        if number in within:
+            remark = _bounded_remark(within[number])
+        elif number in verdict.unread_rows:
+            remark = "  not fully read: not judged" + (
+                "  (counted within bounds)" if verdict.consistency is not None else "")
         elif after_code and verdict.consistent is not None:
             remark = "  after an all-black mark: kept as evidence"
         elif after_code and verdict.expected_marks is not None:
@@ -109,7 +142,7 @@ def format_game(record: GameRecord, verdict: GameVerdict, variant: Variant, inde
         if number in illegal:
             remark += "  ILLEGAL"
         lines.append(
-            f"{indent}  row {number:2d}  {' '.join(row.guess):<{width}}  {_marks(row.marks, row.marks_unread)}{remark}"
+            f"{indent}  row {number:2d}  {_guess(row):<{width}}  {_marks(row.marks, row.marks_unread, row)}{remark}"
         )
     if record.timeout is not None:
         lines.append(f"{indent}  timeout: the {record.timeout.value}'s time ran out")
@@ -127,6 +160,9 @@ def format_game(record: GameRecord, verdict: GameVerdict, variant: Variant, inde
             f"{indent}secret not seen, so no row is judged mis-marked: "
             f"{verdict.consistent} codes agree with the marks; suspect rows: {suspects}"
         )
+        if verdict.consistency is not None and verdict.consistency.value == "unsure":
+            lines.append(f"{indent}whether any code fits depends on the doubtful pegs "
+                         f"({verdict.consistent_at_least} codes fit whatever they hold)")
     if variant.scoring.value == "home":
         lines.append(
             f"{indent}home scoring: codemaker {verdict.codemaker_points} points, decoder bonus "

@@ -257,15 +257,25 @@ def test_correctly_marked_game_is_never_mismarked(case) -> None:  # type: ignore
         assert v.replay is False
 
 
-def test_unread_pegs_are_never_judged() -> None:
-    """Seed 000 "marked an attempt incorrectly" needs a row that was read:
-    a row with an "unknown" or "occluded" peg is not judged (never accuse on
-    a guess), and a half-read secret judges nothing."""
+def test_unread_pegs_are_judged_over_every_colour_they_may_hold() -> None:
+    """Seed 000 "marked an attempt incorrectly" is proved for a row with an
+    "unknown" peg only when every colour the peg may hold gives the same
+    answer (issue 14: judge with what is known); otherwise the row is
+    unsure and the judge names the hole that decides."""
     guesses = [GUESSES[0], ("red", "unknown", "orange", "orange"), *GUESSES[2:]]
-    game = make_game(SECRET, guesses, marks={2: (0, 0)})
-    v = judge_game(game)
-    assert v.unread_rows == (2,) and v.mismarked_row is None and v.illegal_rows == ()
-    assert v.attempts == 5
+    # Hole 1 is a red in place whatever hole 2 holds: at least 1 black, so
+    # 0/0 is wrong for every reading: a proved mis-mark, 3 attempts.
+    v = judge_game(make_game(SECRET, guesses, marks={2: (0, 0)}))
+    assert v.unread_rows == (2,) and v.mismarked_row == 2 and v.attempts == 3
+    assert v.illegal_rows == () and v.unsure_rows == ()
+    assert v.to_json()["bounded_rows"] == [{
+        "row": 2, "verdict": "mismark", "deciding_holes": [], "deciding_keys": [],
+        "expected": None, "may_be_code": False}]
+    # Marked 2/0: right only when hole 2 holds red: unsure, hole 2 decides.
+    v = judge_game(make_game(SECRET, guesses, marks={2: (2, 0)}))
+    assert v.mismarked_row is None and v.unsure_rows == (2,) and v.attempts == 5
+    assert [(b.row, b.judgement.deciding_holes) for b in v.bounded_rows] == [(2, (2,))]
+    assert any("hole 2 decides" in n for n in v.notes)
     assert v.to_json()["unread_rows"] == [2]
     half = GameRecord("mso", ("red", "occluded", "yellow", "blue"),
                       make_game(SECRET, GUESSES, marks={3: (0, 0)}).rows)
