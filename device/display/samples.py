@@ -70,6 +70,13 @@ SAMPLES: dict[str, DisplayModel] = {
                           message=Message("ARBITER: ILLEGAL x2", Severity.ALARM)),
     "camera": _mso(message=Message("CAMERA LOST", Severity.ALARM)),
     "check-row": _mso(on_move=0, row=5, message=Message("CHECK ROW 5", Severity.WARNING)),
+    # A real camera with no calibration: the clock works, the board is not read.
+    "set-up": _mso(4 * 60 * S, 8 * 60 * S, on_move=None, row=None, banner="G1: SET THE CODE",
+                   message=Message("SET-UP: NO CAMERA CAL", Severity.WARNING)),
+    # The buttons' GPIO chip could not be opened: tried again, the clock goes on.
+    "no-buttons": _mso(message=Message("NO BUTTONS", Severity.ALARM)),
+    # The service was stopped (systemctl stop): the last picture, times frozen.
+    "stopped": _mso(on_move=None, banner="STOPPED"),
     "result": _mso(bob_ns=5 * 60 * S + 12 * S + 300_000_000, on_move=None, row=6,
                    banner="G1: 6 ATTEMPTS"),
     # The arbiter menu (a bare clock or the match table): ADJUST, +10 s chosen.
