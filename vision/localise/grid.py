@@ -29,6 +29,14 @@ Kept under half the hole pitch so that a neighbour hole is never taken for
 the right one."""
 
 MIN_ROW_CONTRAST = 3.0
+
+HEAD_RING = 0.4
+"""Radius of the ring kernel, times the peg head's diameter: a peg's rim
+(and, on boards whose bare holes are nearly as wide as the heads, the hole)."""
+
+HOLE_RINGS = (0.1, 0.15, 0.2, 0.25, 0.3)
+"""Radii (times the head's diameter) tried for a board's bare holes, which
+on real boards are often much narrower than the heads: see :func:`bare_hole_ring`."""
 """A row's pattern peak must stand this many robust deviations above its
 surroundings to be trusted (hands and glare make weak, wandering peaks)."""
 
@@ -144,8 +152,13 @@ def measure_grid(
     *,
     px_per_mm: float = GRID_PX_PER_MM,
     search_mm: float = SEARCH_MM,
+    hole_ring: float | None = None,
+    single: bool = False,
 ) -> GridFit:
     """Find, row by row, how far the hole pattern sits from where ``image_to_board`` puts it.
+
+    ``hole_ring``: the board's bare-hole radius (times the head diameter)
+    when it differs from the head's rim (:func:`bare_hole_ring`).
 
     The edge magnitude around every hole of a row is summed into one patch
     (correlation is linear, so this equals summing the rows' ring
@@ -160,8 +173,9 @@ def measure_grid(
         (profile.code_hole_diameter_mm, profile.hole_centres_mm),
         (profile.key_hole_diameter_mm, profile.key_centres_mm),
     )
-    # A broad ring covers both the peg's rim and the narrower bare hole.
-    kernels = [_ring_kernel(round(0.4 * d * px_per_mm, 2), round(max(0.8, 0.14 * d * px_per_mm), 2)) for d, _ in kinds]
+    # A broad ring covers both the peg's rim and the narrower bare hole; a
+    # board whose bare holes are much narrower gets a second ring for them.
+    kernels = [_kernel(d, px_per_mm, hole_ring, single=single) for d, _ in kinds]
     n = profile.rows
     shifts = np.full((n, 2), np.nan)
     contrast = np.zeros(n)
@@ -184,6 +198,44 @@ def measure_grid(
         for part in range(2):
             part_shift[row - 1, part], part_contrast[row - 1, part] = _peak(scores[part], s, px_per_mm)
     return GridFit(shifts, contrast, centres, float(np.median(contrast)), part_shift, part_contrast)
+
+
+def _kernel(d: float, px_per_mm: float, hole_ring: float | None, *, single: bool = False) -> NDArray[np.float32]:
+    """The ring kernel for holes of head diameter ``d``; two rings when the bare hole is narrower
+    (``single``: the bare hole's ring alone)."""
+    head = _ring_kernel(round(HEAD_RING * d * px_per_mm, 2), round(max(0.8, 0.35 * HEAD_RING * d * px_per_mm), 2))
+    if hole_ring is None or abs(hole_ring - HEAD_RING) < 0.05:
+        return head
+    hole = _ring_kernel(round(hole_ring * d * px_per_mm, 2), round(max(0.8, 0.35 * hole_ring * d * px_per_mm), 2))
+    if single:
+        return hole
+    n = max(head.shape[0], hole.shape[0])
+    out = np.zeros((n, n), dtype=np.float32)
+    for k in (head, hole):
+        o = (n - k.shape[0]) // 2
+        out[o : o + k.shape[0], o : o + k.shape[0]] += k
+    out -= out.mean()
+    result: NDArray[np.float32] = (out / np.abs(out).sum()).astype(np.float32)
+    return result
+
+
+def bare_hole_ring(profile: BoardProfile, frame: NDArray[np.uint8], image_to_board: NDArray[np.float64]) -> float | None:
+    """The bare holes' ring radius (times the head diameter) on this board, if not the head's.
+
+    The ring kernel's radius assumes a bare hole about as wide as a peg
+    head, as on the rendered boards; many real boards have narrow holes in
+    wide embossed seats, and there the head-sized ring finds no pattern at
+    all. Measured on a calibration frame whose board placement is known
+    (picked corners): the radius whose pattern stands out most, when it
+    stands out more than the head's ring (None: the head's ring is right).
+    """
+    head = measure_grid(profile, frame, image_to_board).strength
+    best, best_strength = None, head
+    for ring in HOLE_RINGS:
+        strength = measure_grid(profile, frame, image_to_board, hole_ring=ring, single=True).strength
+        if strength > best_strength:
+            best, best_strength = ring, strength
+    return best
 
 
 def _peak(total: NDArray[np.float32], s: int, px_per_mm: float) -> tuple[tuple[float, float], float]:
