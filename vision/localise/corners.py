@@ -29,6 +29,7 @@ from pegwatch.vision.localise.base import (
 from pegwatch.vision.localise.grid import (
     MIN_ROW_CONTRAST,
     GridFit,
+    bare_hole_ring,
     fit_to_shifts,
     measure_grid,
     quality_from_fit,
@@ -52,14 +53,20 @@ class CornersReference:
     row_shift_mm: tuple[tuple[float, float], ...]
     row_contrast: tuple[float, ...]
     strength: float
+    #: The board's bare-hole ring (times the head diameter) when it is not
+    #: the head's (:func:`~pegwatch.vision.localise.grid.bare_hole_ring`).
+    hole_ring: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
-        return {
+        out: dict[str, Any] = {
             "row_shift_mm": [[round(float(a), 4) for a in r] for r in self.row_shift_mm],
             "row_contrast": [round(float(c), 3) for c in self.row_contrast],
             "strength": round(float(self.strength), 3),
         }
+        if self.hole_ring is not None:
+            out["hole_ring"] = self.hole_ring
+        return out
 
 
 def reference_from_dict(data: Mapping[str, Any] | None) -> CornersReference | None:
@@ -70,11 +77,15 @@ def reference_from_dict(data: Mapping[str, Any] | None) -> CornersReference | No
         shifts = tuple((float(a), float(b)) for a, b in data["row_shift_mm"])
         contrast = tuple(float(c) for c in data["row_contrast"])
         strength = float(data["strength"])
+        ring = data.get("hole_ring")
+        hole_ring = None if ring is None else float(ring)
     except (KeyError, TypeError, ValueError) as exc:
         raise LocalisationError(f"corners reference is malformed: {exc}") from None
     if len(shifts) != len(contrast):
         raise LocalisationError("corners reference: row_shift_mm and row_contrast differ in length")
-    return CornersReference(shifts, contrast, strength)
+    if hole_ring is not None and not 0.05 <= hole_ring <= 0.5:
+        raise LocalisationError(f"corners reference: hole_ring {hole_ring} is not in 0.05..0.5")
+    return CornersReference(shifts, contrast, strength, hole_ring)
 
 
 def make_reference(
@@ -82,14 +93,17 @@ def make_reference(
 ) -> CornersReference:
     """Capture the board-moved reference from a calibration frame (no hand over the board)."""
     check_frame(frame)
-    return reference_from_fit(measure_grid(profile, frame, corners_homography(profile, corners_px)))
+    h = corners_homography(profile, corners_px)
+    ring = bare_hole_ring(profile, frame, h)
+    return reference_from_fit(measure_grid(profile, frame, h, hole_ring=ring), hole_ring=ring)
 
 
-def reference_from_fit(fit: GridFit) -> CornersReference:
+def reference_from_fit(fit: GridFit, *, hole_ring: float | None = None) -> CornersReference:
     return CornersReference(
         tuple((float(a), float(b)) for a, b in np.nan_to_num(fit.row_shift_mm)),
         tuple(float(c) for c in fit.row_contrast),
         fit.strength,
+        hole_ring,
     )
 
 
@@ -158,7 +172,9 @@ class FixedCornersLocaliser:
         check_frame(frame)
         if not self.check:
             return Localisation(True, self.method, self.image_to_board, None, 0.5, size_mm=self.profile.size_mm)
-        fit = measure_grid(self.profile, frame, self._corners_only)
+        fit = measure_grid(
+            self.profile, frame, self._corners_only, hole_ring=None if self.reference is None else self.reference.hole_ring
+        )
         if self.reference is None and fit.clear_rows.sum() >= max(2, self.profile.rows // 2):
             disp0 = fit.max_displacement(self.profile)
             if not math.isnan(disp0) and disp0 < 3 * MOVED_MM:
