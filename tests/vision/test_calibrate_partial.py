@@ -163,13 +163,18 @@ def test_bad_added_keys_name_the_key(no_purple, key, value, match):
 def test_a_board_the_check_refuses_is_read_low_trust_and_never_judged(invicta_table):
     p = invicta_table.profile
     shot = invicta_table.calibration[0]
-    # Heavy blur: the hole pattern no longer answers the board check, though the corners are exact.
-    blurred = cv2.GaussianBlur(shot.image, (0, 0), 9)
+    # A sheet over rows 1-10: two rows are too few for the board check, though the corners are exact.
+    x_end = p.row_box_mm(10)[0] + p.row_box_mm(10)[2] + 2.0
+    sheet = np.array([(-5.0, -5.0), (x_end, -5.0), (x_end, p.size_mm[1] + 5), (-5.0, p.size_mm[1] + 5)])
+    q = np.c_[sheet, np.ones(4)] @ shot.board_to_image.T
+    image = shot.image.copy()
+    cv2.fillConvexPoly(image, np.round(q[:, :2] / q[:, 2:]).astype(np.int32), (150, 160, 170))
     corners = [tuple(c) for c in shot.corners_px]
-    with pytest.raises(CalibrationError, match="board not found"):
-        calibrate([blurred], [truth_record(shot.contents, p)], p, corners, allow_low_trust=False)
-    cal = calibrate([blurred], [truth_record(shot.contents, p)], p, corners)
+    truth = [truth_record(shot.contents, p)] * 2
+    with pytest.raises(CalibrationError, match="image 2: board not found"):
+        calibrate([shot.image, image], truth, p, corners, allow_low_trust=False)
+    cal = calibrate([shot.image, image], truth, p, corners)
     assert cal.trust == "low" and not cal.board_check
     assert any("board check" in r for r in cal.trust_reasons)
-    reading = BoardReader(p, Calibration.from_dict(cal.to_dict())).read(blurred, at_ns=0)
+    reading = BoardReader(p, Calibration.from_dict(cal.to_dict())).read(image, at_ns=0)
     assert reading.problem is None and reading.trust == "low"
