@@ -200,9 +200,13 @@ def test_no_camera_says_so_and_the_clock_goes_on(tmp_path):
         setup.press(Button.OK)
         setup.step_once()
         assert setup.step is Step.BOARD  # nothing found, nothing confirmed
-        # The clock does not wait for the camera: the codemaker's press starts the codebreaker's time.
-        program.press(0)
+        # With no camera there is nothing to set up: the buttons stay the clock's.
+        assert not setup.owns_buttons
+        buttons = setup.buttons(ArbiterButton(program))
+        buttons.player(0, program.now_ns())
         program.step()
+        assert [e.kind for e in program.journal.events()].count("press") == 1
+        # The clock does not wait for the camera: the codemaker's press started the codebreaker's time.
         assert program.running_seat(program.now_ns()) == 1
     finally:
         setup.close()
@@ -211,6 +215,7 @@ def test_no_camera_says_so_and_the_clock_goes_on(tmp_path):
 
 def test_the_dialogue_holds_the_buttons_and_the_hold_gives_them_back(table):
     t = table
+    t.setup.step_once()  # the camera's first frame
     buttons = t.setup.buttons(ArbiterButton(t.program))
     buttons.player(0, t.program.now_ns())
     t.program.step()
@@ -244,3 +249,18 @@ def test_a_restart_carries_on_from_the_calibration_it_saved(table):
     assert guided_setup(SimpleNamespace(calibration=t.path / "calibration.json"), t.program, desk=None,
                         open_source=lambda: None) is None
     assert guided_setup(cfg, t.program, desk=SimpleNamespace(), open_source=lambda: None) is None
+
+
+def test_a_game_under_way_keeps_its_buttons_while_the_set_up_waits(table):
+    t = table
+    t.setup.step_once()
+    assert t.setup.owns_buttons  # before the first game: the set-up's
+    t.program.press(0)  # a game starts (say the table restarted in one)
+    t.program.step()
+    assert not t.setup.owns_buttons
+    model = t.setup.overlay(t.program.display_model())
+    assert model.table == "SET-UP" and model.banner != "SET-UP 1/3 BOARD"
+    buttons = t.setup.buttons(ArbiterButton(t.program))
+    buttons.player(1, t.program.now_ns())
+    t.program.step()
+    assert [e.kind for e in t.program.journal.events()].count("press") == 2

@@ -38,7 +38,7 @@ from pegwatch.device.lifetime import Closeable
 from pegwatch.device.table.run import ArbiterButton
 from pegwatch.device.table.setup.layout import layout_lines, layout_record
 from pegwatch.device.table.setup.machine import Action, Button, Seen, SetupMachine, Step
-from pegwatch.rules.flow import RowState
+from pegwatch.rules.flow import Phase, RowState
 from pegwatch.vision.reading import UNKNOWN
 
 if TYPE_CHECKING:
@@ -55,6 +55,8 @@ __all__ = ["CALIBRATION_NAME", "GuidedSetup", "SetupButtons", "remaining"]
 CALIBRATION_NAME = "calibration.json"
 #: Frames of the empty board averaged into its calibration.
 EMPTY_FRAMES = 2
+#: The match's phases in which no game is under way: the set-up may hold the buttons.
+_IDLE = (Phase.SETUP, Phase.GAME_OVER, Phase.MATCH_OVER)
 
 
 def remaining(cal: Calibration) -> tuple[str, ...]:
@@ -157,6 +159,7 @@ class GuidedSetup(Closeable):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._said = ""
+        self._framed = False  # a frame came: the camera is there
         if base is not None:
             # A restart: carry on from the calibration made before.
             left = remaining(base)
@@ -167,8 +170,14 @@ class GuidedSetup(Closeable):
 
     @property
     def owns_buttons(self) -> bool:
-        """Whether the buttons belong to the set-up's dialogue now."""
-        return self.machine.owns_buttons
+        """Whether the buttons belong to the set-up's dialogue now.
+
+        Only while the camera gives frames and no game is under way: a
+        table with no camera, or restarted in the middle of a game, keeps
+        its clock on its buttons (the display still says ``SET-UP``).
+        """
+        return (self.machine.owns_buttons and self._framed and self.machine.seen.camera
+                and self.program.flow.phase in _IDLE)
 
     @property
     def step(self) -> Step:
@@ -191,9 +200,10 @@ class GuidedSetup(Closeable):
             return model
         model = replace(model, table=screen.header)
         alarm = model.message is not None and model.message.severity is Severity.ALARM
-        if self.machine.owns_buttons:
+        if self.owns_buttons:
             return replace(model, banner=screen.banner, message=model.message if alarm else screen.message)
-        if model.message is None:
+        urgent = screen.message is not None and screen.message.severity is Severity.ALARM
+        if model.message is None or (urgent and not alarm):
             model = replace(model, message=screen.message)
         return model
 
@@ -261,6 +271,7 @@ class GuidedSetup(Closeable):
             self.machine.saw(Seen(found=False, camera=False, problem=str(exc) or type(exc).__name__))
             return None
         image: NDArray[np.uint8] = got[0] if isinstance(got, tuple) else got.image
+        self._framed = True
         return image
 
     def _look(self) -> None:
