@@ -18,6 +18,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--profile", default="invicta-12x4", help="board profile name or .toml path (default: %(default)s)")
     p.add_argument("-o", "--output", required=True, metavar="SHEET", help="output file, .pdf or .png")
     p.add_argument("--dpi", type=int, default=300, help="resolution of the sheet (default: %(default)s)")
+    p.add_argument(
+        "--swatch-card", default=None, metavar="CARD",
+        help="also write the swatch card (.pdf or .png): a circle per peg colour, to teach the table its colours",
+    )
     p.set_defaults(func=run)
 
 
@@ -30,4 +34,10 @@ def run(args: argparse.Namespace) -> int:
     out = write_sheet(profile, args.output, dpi=args.dpi)
     ids = ", ".join(str(m.id) for m in profile.markers)
     print(f"wrote {out}: {profile.aruco_dictionary} markers {ids} for {profile.name} at {args.dpi} dpi")
+    if args.swatch_card:
+        from pegwatch.vision.swatch import card_for, write_card
+
+        card = write_card(profile, args.swatch_card, dpi=args.dpi)
+        card_ids = ", ".join(str(m.id) for m in card_for(profile).markers)
+        print(f"wrote {card}: swatch card for {profile.name} (markers {card_ids}); put one peg of each colour on its circle")
     return 0
