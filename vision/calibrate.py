@@ -213,6 +213,7 @@ def calibrate(
         not_learned=not_code,
         keys_not_learned=not_key,
         board_check=board_check,
+        lens=None if base is None else base.lens,
     )
 
 
