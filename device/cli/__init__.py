@@ -21,6 +21,7 @@ _COMMAND_MODULES = (
     "pegwatch.device.cli.judge_cmd",
     "pegwatch.device.cli.markers_cmd",
     "pegwatch.device.cli.profile_cmd",
+    "pegwatch.device.cli.swatch_cmd",
     "pegwatch.device.cli.vision_cmd",
     "pegwatch.device.cli.table_cmd",
     "pegwatch.device.cli.preview_cmd",
