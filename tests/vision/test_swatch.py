@@ -10,7 +10,14 @@ from pegwatch.simulation.render import BoardContents, random_conditions, render
 from pegwatch.vision.calibrate import calibrate
 from pegwatch.vision.reader import BoardReader
 from pegwatch.vision.reading import UNKNOWN
-from pegwatch.vision.swatch import DOT_FRACTION, SwatchError, card_for, read_card, render_card, write_card
+from pegwatch.vision.swatch import (
+    DOT_FRACTION,
+    SwatchError,
+    card_for,
+    read_card,
+    render_card,
+    write_card,
+)
 
 PPM = 3.0  # the card's pixels per mm in the composed photo, about the board's
 
@@ -97,7 +104,7 @@ def test_a_bare_circle_teaches_nothing(invicta_table):
 def test_no_card_in_view_is_one_clear_error(invicta_table):
     p = invicta_table.profile
     cal = _empty_cal(invicta_table)
-    with pytest.raises(SwatchError, match="shot.png: the swatch card's markers"):
+    with pytest.raises(SwatchError, match=r"shot\.png: the swatch card.s markers"):
         read_card(invicta_table.calibration[0].image, p, cal, name="shot.png")
 
 
