@@ -1,7 +1,8 @@
 """What the table's small display shows: the faces, the message line, the banner.
 
 The message line (:meth:`TableFaces._message`) shows, first come first:
-the journal's alarm, the camera, a row to check, a mis-mark, a flag, an
+the journal's alarm, the camera, a secret that read differently after it
+was accepted (``SECRET CHANGED: CHECK``), a row to check, a mis-mark, a flag, an
 illegal guess whose state stands (``ILLEGAL ROW N``; ``ARBITER: ILLEGAL
 xN`` from the codebreaker's second in a game, seed 004 §3.4), marks no
 code fits, a restart waiting for the arbiter, and the journal filling up.
@@ -25,7 +26,7 @@ from pegwatch.device.display.model import (
 )
 from pegwatch.device.table.arbiter_menu import ArbiterMenu, MenuMode
 from pegwatch.device.table.journal import JournalWriter
-from pegwatch.rules.flow import MatchFlow, Phase
+from pegwatch.rules.flow import MatchFlow, Phase, RowState
 from pegwatch.rules.record import Role
 
 logger = logging.getLogger("pegwatch.device.table.program")
@@ -109,10 +110,13 @@ class TableFaces:
             return Message("DISK FULL" if "DISK FULL" in self.alarm else "JOURNAL FAIL", Severity.ALARM)
         if self.camera_message is not None:
             return Message(self.camera_message, Severity.ALARM)
+        g = self.flow.game
+        if g.secret_changed and not g.final and g.secret_state is not RowState.READ:
+            # The code read differently after it was accepted (issue 14).
+            return Message("SECRET CHANGED: CHECK", Severity.ALARM)
         checks = self.flow.checks()
         if checks:
             return Message("CHECK SECRET" if checks[0] == 0 else f"CHECK ROW {checks[0]}", Severity.WARNING)
-        g = self.flow.game
         if g.announced_mismark is not None:
             return Message(f"MIS-MARK ROW {g.announced_mismark}", Severity.ALARM)
         if g.timeout is not None:

@@ -91,8 +91,10 @@ class Arbitration(Settlement):
             marks_state = RowState.READ
         g.rows[row_no - 1] = replace(
             row, guess=guess, guess_state=guess_state, marks=marks, marks_state=marks_state,
-            confirmed_by=by,
+            confirmed_by=by, low_trust=False,
         )
+        if row.guess_bounds is not None or row.marks_bounds is not None:
+            g.reported.discard(row_no)  # judged again, exactly now
         head = f"game {g.number} row {row_no}: confirmed by the {by}"
         out = Outcome(lines=(head,))
         if row.guess_state is RowState.CHECK:
@@ -136,7 +138,7 @@ class Arbitration(Settlement):
         changed_guess = guess != row.guess or row.guess_state is not RowState.READ
         g.rows[row_no - 1] = replace(
             row, guess=guess, guess_state=guess_state, marks=marks, marks_state=marks_state,
-            confirmed_by=by,
+            confirmed_by=by, low_trust=False,
         )
         # A fresh judgement of this row: report it again, and let a
         # mis-mark or an inconsistency be announced anew if it remains.

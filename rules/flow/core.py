@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from pegwatch.rules.clock import Clock, ClockView
+from pegwatch.rules.codes import UNKNOWN
 from pegwatch.rules.flow.clock_wiring import ClockFactory, GameClock, preset_clock_factory
 from pegwatch.rules.flow.state import (
     FlowError,
@@ -129,6 +130,16 @@ class FlowCore:
         ):
             # Can the camera see the code under the shield? Stored, never shown.
             out.insert(0, ReadRequest(g.number, 0, ReadPhase.SECRET_HIDDEN, g.started_ns))
+        if (
+            self.phase in (Phase.GUESS, Phase.MARKS)
+            and g.started_ns is not None
+            and g.secret_hidden is not None
+            and not g.secret_changed
+            and g.ended_ns is None
+        ):
+            # The accepted code is watched: a different reading is an alarm.
+            out.insert(0, ReadRequest(g.number, 0, ReadPhase.SECRET_WATCH, g.started_ns,
+                                      expect=g.secret_hidden))
         if self.phase is Phase.REVEAL and g.secret_state in (None, RowState.PENDING):
             out.append(ReadRequest(g.number, 0, ReadPhase.SECRET, g.ended_ns or self.last_ns))
         return tuple(out)
@@ -156,7 +167,7 @@ class FlowCore:
         g = game if game is not None else self.game
         rows: list[Row] = []
         for r in g.rows:
-            if r.guess is None or r.guess_state is not RowState.READ:
+            if r.guess is None or r.guess_state not in (RowState.READ, RowState.BOUNDED):
                 break
             marks = r.marks if r.marks_state is RowState.READ else None
             extra: dict[str, Any] = {"guess_ns": r.guess_ns}
@@ -164,16 +175,33 @@ class FlowCore:
                 extra["marks_ns"] = r.marks_ns
             if r.confirmed_by is not None:
                 extra["confirmed_by"] = r.confirmed_by
-            rows.append(Row(r.guess, marks, extra))
-            if marks is None:
+            if r.low_trust:
+                extra["low_trust"] = True
+            bounded = r.bounded
+            if bounded is None:
+                rows.append(Row(r.guess, marks, extra))
+                if marks is None:
+                    break
+                continue
+            ranged = r.marks_state is RowState.BOUNDED
+            rows.append(Row(bounded.guess, None if ranged else marks, extra,
+                            marks_unread=UNKNOWN if ranged else None, bounds=bounded))
+            if not bounded.is_marked:
                 break
         secret = g.secret
-        if secret is None and reveal:
+        source = g.secret_source if secret is not None else None
+        if secret is None and reveal and not g.secret_changed:
+            # After the alarm the code seen under the shield is not used.
             secret = g.secret_hidden
+            source = "camera" if secret is not None else None
         extra_g: dict[str, Any] = {
             "codemaker": self.players[g.codemaker],
             "codebreaker": self.players[g.codebreaker],
         }
+        if source is not None:
+            extra_g["secret_source"] = source
+            if source == "camera" and g.secret_frame_ns is not None:
+                extra_g["secret_frame_ns"] = g.secret_frame_ns
         if g.end_reason is not None:
             extra_g["end"] = g.end_reason
         if g.illegal_moves:

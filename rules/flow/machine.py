@@ -65,11 +65,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from pegwatch.rules.bounded import BoundedRow
 from pegwatch.rules.clock import ClockEvent, PressOutcome
 from pegwatch.rules.codes import Code, Feedback
 from pegwatch.rules.flow.arbitration import Arbitration
 from pegwatch.rules.flow.state import (
     OK,
+    TRUST_FULL,
     EndReason,
     FlowError,
     FlowRow,
@@ -78,8 +80,11 @@ from pegwatch.rules.flow.state import (
     RowState,
     Settled,
     code_of,
+    count_ranges,
+    holes_of,
     int_of,
     seat_of,
+    show_holes,
 )
 from pegwatch.rules.flow.verdicts import (
     VERDICT_TYPES,
@@ -87,6 +92,7 @@ from pegwatch.rules.flow.verdicts import (
     Flag,
     JointConfirm,
     Outcome,
+    SecretChanged,
     SecretSeen,
     Start,
     Verdict,
@@ -239,42 +245,87 @@ class MatchFlow(Arbitration):
             return Outcome(ignored=f"reading of row {row_no}, which is not confirmed")
         status = str(payload.get("status", ""))
         row = g.rows[row_no - 1]
+        # A low-trust board is shown, never accused from (see Settlement._judge).
+        low = row.low_trust or payload.get("trust", TRUST_FULL) != TRUST_FULL
+        holes = self.variant.holes
         if phase == "guess":
             if row.guess_state is not RowState.PENDING:
                 return Outcome(ignored=f"second guess reading of row {row_no}")
-            if status != OK:
+            bounds = holes_of(payload, holes) if status != OK else None
+            if status != OK and bounds is None:
                 g.rows[row_no - 1] = replace(row, guess_state=RowState.CHECK,
                                              seen_guess=_seen(payload.get("guess")))
                 return Outcome(
                     verdicts=(Check(g.number, row_no, "guess", status),),
                     lines=(f"game {g.number} row {row_no}: guess reading {status}: CHECK ROW {row_no}",),
                 )
-            guess = code_of(payload.get("guess"), self.variant.holes, "reading.guess")
-            g.rows[row_no - 1] = replace(row, guess=guess, guess_state=RowState.READ, seen_guess=guess)
+            if bounds is not None:
+                guess = BoundedRow(bounds).guess
+                g.rows[row_no - 1] = replace(row, guess=guess, guess_state=RowState.BOUNDED,
+                                             guess_bounds=bounds, seen_guess=guess, low_trust=low)
+                line = (f"game {g.number} row {row_no}: guess read within bounds: "
+                        f"{show_holes(bounds)}")
+                return self._judge_after(g, row_no, Outcome(lines=(line,)))
+            guess = code_of(payload.get("guess"), holes, "reading.guess")
+            g.rows[row_no - 1] = replace(row, guess=guess, guess_state=RowState.READ, seen_guess=guess,
+                                         low_trust=low)
             out = self._after_guess(g, row_no)
             return self._judge_after(g, row_no, out)
         if phase == "marks":
             if row.marks_state is not RowState.PENDING:
                 return Outcome(ignored=f"second marks reading of row {row_no}")
-            if status != OK:
+            ranges = None
+            if status != OK and "candidates" in payload:
+                # A reading that says what it knows: the key counts, exact
+                # or within bounds (the holes' doubt was the guess's).
+                ranges = count_ranges(payload, holes)
+            if status != OK and ranges is None:
                 g.rows[row_no - 1] = replace(row, marks_state=RowState.CHECK)
                 return Outcome(
                     verdicts=(Check(g.number, row_no, "marks", status),),
                     lines=(f"game {g.number} row {row_no}: marks reading {status}: CHECK ROW {row_no}",),
                 )
-            marks = Feedback(int_of(payload, "black"), int_of(payload, "white"))
-            g.rows[row_no - 1] = replace(row, marks=marks, marks_state=RowState.READ)
+            if ranges is not None and not (ranges[0].is_exact and ranges[1].is_exact):
+                g.rows[row_no - 1] = replace(row, marks_state=RowState.BOUNDED, marks_bounds=ranges,
+                                             low_trust=low)
+                line = (f"game {g.number} row {row_no}: marks read within bounds: "
+                        f"{ranges[0]} black {ranges[1]} white")
+                return self._judge_after(g, row_no, Outcome(lines=(line,)))
+            if ranges is not None:
+                marks = Feedback(ranges[0].lo, ranges[1].lo)
+            else:
+                marks = Feedback(int_of(payload, "black"), int_of(payload, "white"))
+            g.rows[row_no - 1] = replace(row, marks=marks, marks_state=RowState.READ, low_trust=low)
             return self._judge_after(g, row_no, Outcome())
         raise FlowError(f"reading.phase: expected guess, marks or secret, got {phase!r}")
 
     def _on_secret_reading(self, g: GameState, payload: Mapping[str, Any]) -> Outcome:
         status = str(payload.get("status", ""))
         shield = payload.get("shield", "closed")
+        # Only a confident reading of a board the camera trusts is a secret.
+        if status == OK and payload.get("trust", TRUST_FULL) != TRUST_FULL:
+            status = "low trust"
+        frame = payload.get("frame_ns")
+        frame_ns = frame if isinstance(frame, int) and not isinstance(frame, bool) else None
         if shield == "closed":
             g.secret_probed = True
-            if g.secret_hidden is not None or status != OK:
+            if status != OK:
                 return Outcome()
-            g.secret_hidden = code_of(payload.get("code"), self.variant.holes, "reading.code")
+            code = code_of(payload.get("code"), self.variant.holes, "reading.code")
+            if g.secret_hidden is not None:
+                if code == g.secret_hidden or g.secret_changed:
+                    return Outcome()
+                # Never replaced: the first accepted code stays, and no mark
+                # is judged by the camera's code any more.
+                g.secret_changed = True
+                return Outcome(
+                    verdicts=(SecretChanged(g.number, "hidden"),),
+                    lines=(f"game {g.number}: SECRET CHANGED: the code under the shield reads "
+                           "differently from the one accepted; the first is kept, marks are no "
+                           "longer checked by it; the arbiter checks the code",),
+                )
+            g.secret_hidden = code
+            g.secret_frame_ns = frame_ns
             # Rows already read are judged exactly from now on; the code
             # itself is never shown.
             lines: list[str] = [f"game {g.number}: the camera saw the code as it was set "
@@ -290,7 +341,23 @@ class MatchFlow(Arbitration):
                 verdicts=(Check(g.number, 0, "secret", status),),
                 lines=(f"game {g.number}: secret reading {status}: CHECK THE SECRET",),
             )
-        return self._reveal(g, code_of(payload.get("code"), self.variant.holes, "reading.code"), "camera")
+        code = code_of(payload.get("code"), self.variant.holes, "reading.code")
+        if g.secret_changed or (g.secret_hidden is not None and code != g.secret_hidden):
+            if g.secret_state is RowState.CHECK:
+                return Outcome(ignored="the secret waits for the arbiter")
+            first = not g.secret_changed
+            g.secret_changed = True
+            g.secret_state = RowState.CHECK
+            verdicts = [Check(g.number, 0, "secret", "changed")]
+            if first:
+                verdicts.insert(0, SecretChanged(g.number, "reveal"))
+            return Outcome(
+                verdicts=tuple(verdicts),
+                lines=(f"game {g.number}: SECRET CHANGED: the code shown differs from the one seen "
+                       "when it was set; the arbiter confirms the code (CHECK THE SECRET)",),
+            )
+        g.secret_frame_ns = frame_ns
+        return self._reveal(g, code, "camera")
 
     def _on_boot(self, payload: Mapping[str, Any], at_ns: int) -> Outcome:
         # After a restart the match waits, paused, for the arbiter (issue 5 §2).

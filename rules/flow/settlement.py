@@ -7,6 +7,9 @@ on the record of the rows read so far.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from pegwatch.rules.bounded import BoundedRow, Judgement, RowJudgement
 from pegwatch.rules.clock import ClockEvent
 from pegwatch.rules.codes import Code, Feedback
 from pegwatch.rules.flow.core import FlowCore
@@ -17,8 +20,11 @@ from pegwatch.rules.flow.state import (
     Phase,
     RowState,
     Settled,
+    show_holes,
 )
 from pegwatch.rules.flow.verdicts import (
+    BoundedJudged,
+    Check,
     GameResult,
     Illegal,
     Inconsistent,
@@ -81,6 +87,7 @@ class Settlement(FlowCore):
     def _reveal(self, g: GameState, code: Code, by: str) -> Outcome:
         g.secret = code
         g.secret_state = RowState.READ
+        g.secret_source = by
         lines = [f"game {g.number}: secret {' '.join(code)} ({by})"]
         if g.secret_hidden is not None and g.secret_hidden != code:
             lines.append(f"game {g.number}: NOTE the code changed under the shield "
@@ -138,15 +145,34 @@ class Settlement(FlowCore):
         )
 
     def _judge(self, g: GameState) -> Outcome:
-        """Judge the rows read so far; end the game on the board when it is over."""
+        """Judge the rows read so far; end the game on the board when it is over.
+
+        Rows read within bounds are judged once the secret is known: cleared,
+        proved mis-marked, or unsure (a check for the arbiter naming the
+        holes that decide, when the row can change the result). Nothing is
+        ever accused from a low-trust reading: the row goes to the arbiter."""
         record = self.game_record(g)
         verdict = judge_game(record, self.variant, extra_colours="unjudged")
         g.verdict = verdict
         verdicts: list[Verdict] = []
         lines: list[str] = []
+        exact = record.secret is not None
+        source = record.extra.get("secret_source")
+        within = {b.row: b.judgement for b in verdict.bounded_rows}
         # Report each row once, in order, as soon as it is fully read.
         for number, row in enumerate(record.rows, start=1):
-            if row.marks is None or number in g.reported:
+            if number in g.reported:
+                continue
+            bounded = g.rows[number - 1].bounded
+            if bounded is not None:
+                if exact and bounded.is_marked:
+                    g.reported.add(number)
+                    out = self._report_bounded(g, number, bounded, within.get(number),
+                                               number in verdict.unsure_rows, source)
+                    verdicts.extend(out.verdicts)
+                    lines.extend(out.lines)
+                continue
+            if row.marks is None:
                 continue
             g.reported.add(number)
             expected: Feedback | None = None
@@ -155,7 +181,7 @@ class Settlement(FlowCore):
                 expected = verdict.expected_marks[number - 1]
             verdicts.append(RowJudged(
                 g.number, number, row.guess, row.marks.black, row.marks.white,
-                exact=record.secret is not None, expected=expected,
+                exact=exact, expected=expected,
             ))
             lines.append(
                 f"game {g.number} row {number}: {' '.join(row.guess)} -> {row.marks}"
@@ -164,26 +190,88 @@ class Settlement(FlowCore):
                     " (correct)" if row.marks == expected
                     else f" (should be {expected.black}B{expected.white}W)"))
             )
-        if record.secret is not None and verdict.mismarked_row is not None and not verdict.mismark_by_timeout:
-            k = verdict.mismarked_row
-            if g.announced_mismark != k:
+        k = verdict.mismarked_row
+        if exact and k is not None and not verdict.mismark_by_timeout and g.announced_mismark != k:
+            if any(j <= k for j in verdict.unsure_rows):
+                pass  # an earlier doubtful row may be the first wrong one: the arbiter first
+            elif g.rows[k - 1].low_trust:
+                out = self._low_trust_check(g, k)
+                verdicts.extend(out.verdicts)
+                lines.extend(out.lines)
+            else:
                 g.announced_mismark = k
-                verdicts.append(Mismark(g.number, k, verdict.attempts, verdict.codemaker_penalty_vp))
+                frame = record.extra.get("secret_frame_ns") if source == "camera" else None
+                verdicts.append(Mismark(g.number, k, verdict.attempts, verdict.codemaker_penalty_vp,
+                                        secret_source=source, secret_frame_ns=frame))
                 lines.append(f"game {g.number}: MIS-MARK on row {k}: "
-                             f"{self.players[g.codebreaker]} is credited with {verdict.attempts} attempts")
+                             f"{self.players[g.codebreaker]} is credited with {verdict.attempts} attempts"
+                             + (" (the secret as the camera read it)" if source == "camera" else ""))
                 if g.ended_ns is None:
                     marked = g.rows[k - 1]
                     lines.extend(self._end_game(g, marked.marks_ns or self.last_ns, EndReason.MISMARK))
-        elif record.secret is None and verdict.consistent == 0 and not g.announced_inconsistent:
-            g.announced_inconsistent = True
-            verdicts.append(Inconsistent(g.number, tuple(verdict.suspect_rows or ())))
-            lines.append(f"game {g.number}: no code fits the marks: some row is mis-marked; "
-                         "call the arbiter (judged when the secret is revealed)")
+        elif not exact and verdict.consistent == 0 and not g.announced_inconsistent:
+            if any(r.extra.get("low_trust") for r in record.rows):
+                if not g.low_trust_noted:
+                    g.low_trust_noted = True
+                    lines.append(f"game {g.number}: no code fits the marks as read, but some rows "
+                                 "were read with low trust: nothing is flagged; check the rows")
+            else:
+                g.announced_inconsistent = True
+                verdicts.append(Inconsistent(g.number, tuple(verdict.suspect_rows or ())))
+                lines.append(f"game {g.number}: no code fits the marks: some row is mis-marked; "
+                             "call the arbiter (judged when the secret is revealed)")
         if g.ended_ns is None and verdict.solved_row is not None:
             solved = g.rows[verdict.solved_row - 1]
             if solved.marks_state is RowState.READ:
                 lines.extend(self._end_game(g, solved.marks_ns or self.last_ns, EndReason.SOLVED))
         return Outcome(verdicts=tuple(verdicts), lines=tuple(lines))
+
+    def _report_bounded(self, g: GameState, number: int, bounded: BoundedRow,
+                        judgement: RowJudgement | None, matters: bool, source: object) -> Outcome:
+        """The verdict on a row read within bounds, and a check when it is
+        unsure (or may be the code) and can change the result."""
+        if judgement is None:
+            return Outcome()  # after the code, or incomplete whatever it holds: not judged
+        assert bounded.black is not None and bounded.white is not None
+        holes, keys = judgement.deciding_holes, judgement.deciding_keys
+        verdicts: list[Verdict] = [BoundedJudged(
+            g.number, number, tuple(bounded.hole_json()), bounded.black.to_json(),
+            bounded.white.to_json(), judgement.verdict.value, holes, keys,
+            source if isinstance(source, str) else None)]
+        what = {Judgement.CORRECT: "every reading agrees with the marks",
+                Judgement.MISMARK: "every reading is mis-marked",
+                Judgement.UNSURE: "unsure"}[judgement.verdict]
+        lines = [f"game {g.number} row {number}: {show_holes(bounded.holes)} -> "
+                 f"{bounded.black}B{bounded.white}W within bounds: {what}"]
+        if matters:
+            flow_row = g.rows[number - 1]
+            half = "guess" if holes or not keys else "marks"
+            if judgement.may_be_code and not holes:
+                holes = tuple(i + 1 for i in bounded.uncertain_holes)
+            g.rows[number - 1] = replace(
+                flow_row,
+                guess_state=RowState.CHECK if flow_row.guess_state is RowState.BOUNDED else flow_row.guess_state,
+                marks_state=RowState.CHECK if flow_row.marks_state is RowState.BOUNDED else flow_row.marks_state,
+            )
+            verdicts.append(Check(g.number, number, half, "unsure", holes, keys))
+            named = [f"hole {h}" for h in holes] + [f"the {k} count" for k in keys]
+            lines.append(f"game {g.number} row {number}: CHECK ROW {number}: "
+                         + (", ".join(named) or "its doubtful pegs") + " decide"
+                         + ("s" if len(named) == 1 else "")
+                         + (" (it may be the code)" if judgement.may_be_code else ""))
+        return Outcome(verdicts=tuple(verdicts), lines=tuple(lines))
+
+    def _low_trust_check(self, g: GameState, number: int) -> Outcome:
+        """A verdict that would rest on a low-trust reading goes to the arbiter."""
+        row = g.rows[number - 1]
+        if row.needs_check:
+            return Outcome()
+        g.rows[number - 1] = replace(row, marks_state=RowState.CHECK)
+        return Outcome(
+            verdicts=(Check(g.number, number, "marks", "low trust"),),
+            lines=(f"game {g.number} row {number}: the marks look wrong, but the board was read "
+                   f"with low trust: nothing is flagged; CHECK ROW {number}",),
+        )
 
     def _end_game(self, g: GameState, at_ns: int, reason: EndReason) -> list[str]:
         if g.ended_ns is not None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from typing import Any
 
+from pegwatch.rules.bounded import BoundedRow, CountRange
 from pegwatch.rules.codes import Code, Feedback
 from pegwatch.rules.errors import BadInput
 from pegwatch.rules.judge import GameVerdict
@@ -19,6 +20,7 @@ from pegwatch.rules.record import Role
 __all__ = [
     "OK",
     "ROLES",
+    "TRUST_FULL",
     "EndReason",
     "FlowError",
     "FlowRow",
@@ -37,6 +39,9 @@ ROLES = ("codemaker", "codebreaker")
 
 OK = "ok"
 """The reading status that may be judged."""
+
+TRUST_FULL = "full"
+"""A reading's ``trust`` when it may lead to a verdict (``"low"``: shown only)."""
 
 
 class FlowError(BadInput):
@@ -74,6 +79,10 @@ class RowState(Enum):
     """The camera could not decide: the arbiter must confirm the row."""
     READ = "read"
     """Read with confidence, or confirmed by the arbiter."""
+    BOUNDED = "bounded"
+    """Read within bounds: the colours each doubtful hole may hold, or a
+    range per key count. Judged over every completion; the arbiter is asked
+    only when that leaves the verdict unsure."""
 
 
 class ReadPhase(StrEnum):
@@ -85,6 +94,9 @@ class ReadPhase(StrEnum):
     """The secret row, with the shield open at the end of a game."""
     SECRET_HIDDEN = "secret_hidden"
     """The secret row under the closed shield: kept, never shown."""
+    SECRET_WATCH = "secret_watch"
+    """The accepted hidden secret, watched: answered only when it reads
+    differently (the alarm), never when it stays."""
 
 
 class EndReason(StrEnum):
@@ -114,6 +126,8 @@ class ReadRequest:
     row: int
     phase: ReadPhase
     not_before_ns: int
+    expect: Code | None = field(default=None, repr=False)
+    """For :attr:`ReadPhase.SECRET_WATCH`: the code accepted (never shown)."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +145,25 @@ class FlowRow:
     #: unread hole as "unknown"): the start of the arbiter's hand entry.
     seen_guess: Code | None = None
     confirmed_by: str | None = None
+    #: The colours each hole may hold (one: certain; None: anything) when
+    #: ``guess_state`` is BOUNDED; ``guess`` then holds "unknown" there.
+    guess_bounds: tuple[tuple[str, ...] | None, ...] | None = None
+    #: The black and white ranges when ``marks_state`` is BOUNDED.
+    marks_bounds: tuple[CountRange, CountRange] | None = None
+    #: Read from a board the camera trusts little: shown, never accused from.
+    low_trust: bool = False
+
+    @property
+    def bounded(self) -> BoundedRow | None:
+        """The row within bounds, when some half is BOUNDED."""
+        if RowState.BOUNDED not in (self.guess_state, self.marks_state) or self.guess is None:
+            return None
+        holes = self.guess_bounds or tuple((peg,) for peg in self.guess)
+        if self.marks_state is RowState.BOUNDED and self.marks_bounds is not None:
+            return BoundedRow(holes, *self.marks_bounds)
+        if self.marks is not None and self.marks_state is RowState.READ:
+            return BoundedRow(holes, CountRange.exact(self.marks.black), CountRange.exact(self.marks.white))
+        return BoundedRow(holes)
 
     @property
     def needs_check(self) -> bool:
@@ -141,6 +174,12 @@ class FlowRow:
     def is_judgeable(self) -> bool:
         """Both halves are known for certain."""
         return self.guess_state is RowState.READ and self.marks_state is RowState.READ
+
+    @property
+    def is_known(self) -> bool:
+        """Both halves are known, for certain or within bounds."""
+        known = (RowState.READ, RowState.BOUNDED)
+        return self.guess_state in known and self.marks_state in known
 
 
 @dataclass
@@ -189,6 +228,14 @@ class GameState:
     reported: set[int] = field(default_factory=set)
     secret_probed: bool = False
     illegal_moves: list[IllegalMove] = field(default_factory=list)
+    #: Who read the secret the game is judged by ("camera", "arbiter", ...),
+    #: and the stamp of the camera's frame (its evidence in the journal).
+    secret_source: str | None = None
+    secret_frame_ns: int | None = None
+    #: The secret read differently after it was accepted: the alarm stands
+    #: until the arbiter confirms the code; the camera's secret is not used.
+    secret_changed: bool = False
+    low_trust_noted: bool = False
 
     @property
     def standing_illegal(self) -> tuple[IllegalMove, ...]:
@@ -224,3 +271,54 @@ def code_of(value: object, holes: int, where: str) -> Code:
         raise FlowError(f"{where}: expected {holes} colour names, got {value!r}")
     return tuple(str(c).strip().lower() for c in value)
 
+
+
+def holes_of(payload: Mapping[str, Any], holes: int) -> tuple[tuple[str, ...] | None, ...] | None:
+    """A reading's ``candidates``: per hole the colours it may hold (a list
+    of names, or of ``[name, confidence]`` pairs) or null for anything.
+    None when the reading gives none (then it is never judged in bounds)."""
+    raw = payload.get("candidates")
+    if raw is None:
+        return None
+    if not isinstance(raw, Sequence) or isinstance(raw, str) or len(raw) != holes:
+        raise FlowError(f"reading.candidates: expected {holes} candidate lists, got {raw!r}")
+    out: list[tuple[str, ...] | None] = []
+    for i, hole in enumerate(raw):
+        if hole is None:
+            out.append(None)
+            continue
+        if not isinstance(hole, Sequence) or isinstance(hole, str) or not hole:
+            raise FlowError(f"reading.candidates[{i}]: expected a list of colour names or null, got {hole!r}")
+        names = [c[0] if isinstance(c, Sequence) and not isinstance(c, str) and c else c for c in hole]
+        if not all(isinstance(c, str) and c.strip() for c in names):
+            raise FlowError(f"reading.candidates[{i}]: expected colour names, got {hole!r}")
+        cleaned = tuple(dict.fromkeys(str(c).strip().lower() for c in names))
+        out.append(None if set(cleaned) & {"unknown", "occluded"} else cleaned)
+    return tuple(out)
+
+
+def count_ranges(payload: Mapping[str, Any], holes: int) -> tuple[CountRange, CountRange]:
+    """The key counts of a marks reading: exact when ``keys_status`` is
+    certain, else ``black_bounds``/``white_bounds`` (null: 0..holes)."""
+    if payload.get("keys_status") in ("ok", "empty"):
+        return CountRange.exact(int_of(payload, "black")), CountRange.exact(int_of(payload, "white"))
+    out = []
+    for key in ("black_bounds", "white_bounds"):
+        raw = payload.get(key)
+        if raw is None:
+            out.append(CountRange(0, holes))
+            continue
+        if (not isinstance(raw, Sequence) or isinstance(raw, str) or len(raw) != 2
+                or any(isinstance(v, bool) or not isinstance(v, int) for v in raw)
+                or not 0 <= raw[0] <= raw[1] <= holes):
+            raise FlowError(f"reading.{key}: expected [lo, hi] within 0..{holes}, got {raw!r}")
+        out.append(CountRange(raw[0], raw[1]))
+    black, white = out
+    # The counts share the key holes: each is at most what the other leaves.
+    return (CountRange(black.lo, max(black.lo, min(black.hi, holes - white.lo))),
+            CountRange(white.lo, max(white.lo, min(white.hi, holes - black.lo))))
+
+
+def show_holes(holes: Sequence[tuple[str, ...] | None]) -> str:
+    """A guess within bounds for a line: ``red {green|blue} ? yellow``."""
+    return " ".join("?" if h is None else h[0] if len(h) == 1 else "{" + "|".join(h) + "}" for h in holes)

@@ -20,6 +20,7 @@ from pegwatch.rules.verdict import GameVerdict
 
 __all__ = [
     "VERDICT_TYPES",
+    "BoundedJudged",
     "Check",
     "Entered",
     "Flag",
@@ -31,6 +32,7 @@ __all__ = [
     "Mismark",
     "Outcome",
     "RowJudged",
+    "SecretChanged",
     "SecretSeen",
     "Start",
     "Verdict",
@@ -91,13 +93,24 @@ class Flag(_Json):
 
 @dataclass(frozen=True)
 class Check(_Json):
-    """The camera could not decide ``half`` of ``row`` (0: the secret): the arbiter must."""
+    """The camera could not decide ``half`` of ``row`` (0: the secret): the arbiter must.
+
+    ``status`` ``"unsure"``: the row was read within bounds and its verdict
+    depends on ``deciding_holes`` (1-based) and ``deciding_keys``; ``"low
+    trust"``: a verdict would rest on a board read with low trust."""
 
     what: ClassVar[str] = "check"
     game: int
     row: int
     half: str
     status: str
+    deciding_holes: tuple[int, ...] = ()
+    deciding_keys: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("deciding_holes", "deciding_keys"):
+            if isinstance(getattr(self, name), list):
+                object.__setattr__(self, name, tuple(getattr(self, name)))
 
 
 @dataclass(frozen=True)
@@ -167,13 +180,53 @@ class RowJudged(_Json):
 
 @dataclass(frozen=True)
 class Mismark(_Json):
-    """Row ``row`` was marked wrongly (judged against the seen secret)."""
+    """Row ``row`` was marked wrongly (judged against the seen secret).
+
+    ``secret_source`` says who read that secret (``"camera"``: then
+    ``secret_frame_ns`` stamps the frame kept as its evidence)."""
 
     what: ClassVar[str] = "mismark"
     game: int
     row: int
     attempts: int
     penalty_vp: float
+    secret_source: str | None = None
+    secret_frame_ns: int | None = None
+
+
+@dataclass(frozen=True)
+class BoundedJudged(_Json):
+    """A row read within bounds (doubtful holes as candidate lists or
+    ``"unknown"``, counts as ``[lo, hi]``), judged against the seen secret
+    over every completion: ``verdict`` ``correct`` (cleared), ``mismark``
+    (proved) or ``unsure`` (``deciding_holes`` and ``deciding_keys`` decide)."""
+
+    what: ClassVar[str] = "bounded_row"
+    game: int
+    row: int
+    guess: tuple[Any, ...]
+    black: Any
+    white: Any
+    verdict: str
+    deciding_holes: tuple[int, ...] = ()
+    deciding_keys: tuple[str, ...] = ()
+    secret_source: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("guess", "deciding_holes", "deciding_keys"):
+            if isinstance(getattr(self, name), list):
+                object.__setattr__(self, name, tuple(getattr(self, name)))
+
+
+@dataclass(frozen=True)
+class SecretChanged(_Json):
+    """The secret read differently after it was accepted (``when``:
+    ``"hidden"`` under the shield, ``"reveal"`` when it opened): an alarm;
+    the first reading is not replaced, and the arbiter confirms the code."""
+
+    what: ClassVar[str] = "secret_changed"
+    game: int
+    when: str
 
 
 @dataclass(frozen=True)
@@ -238,13 +291,13 @@ class MatchResult:
 
 
 Verdict = (Start | JointConfirm | Flag | Check | Illegal | SecretSeen | Entered | RowJudged
-           | Mismark | Inconsistent | GameResult | MatchResult)
+           | Mismark | Inconsistent | GameResult | MatchResult | BoundedJudged | SecretChanged)
 """Every verdict the flow gives."""
 
 
 
 VERDICT_TYPES = (Start, JointConfirm, Flag, Check, Illegal, SecretSeen, Entered, RowJudged,
-                 Mismark, Inconsistent, GameResult, MatchResult)
+                 Mismark, Inconsistent, GameResult, MatchResult, BoundedJudged, SecretChanged)
 
 
 def verdict_from_json(data: Mapping[str, Any]) -> Verdict:

@@ -1,0 +1,238 @@
+"""The table judges with what is known (issue 14): rows read within bounds,
+low-trust boards, and a secret that is seen, never assumed.
+
+The code (kept under the shield, seen by the camera as it was set) is
+``red green blue yellow``. Row 1 is ``red ? green green``: hole 2 is
+doubtful. Worked by hand: the red in hole 1 is in place whatever hole 2
+holds, so every reading scores at least one black.
+
+- marked 0/0: wrong for every reading: a proved mis-mark, 2 attempts;
+- hole 2 red or orange, marked 1B1W: red -> 1B (red) + 1W (one green),
+  orange -> the same: every reading agrees, the row is cleared;
+- hole 2 anything, marked 1B1W: green there would be a second black in
+  place (2B0W), so hole 2 decides: unsure, CHECK ROW 1.
+"""
+
+from __future__ import annotations
+
+from flow_script import FlowScript
+
+from pegwatch.device.table.program import TableProgram, replay_journal
+from pegwatch.rules.flow import Phase, RowState
+from pegwatch.simulation.demo import VirtualClock
+
+S = 1_000_000_000
+SECRET = ["red", "green", "blue", "yellow"]
+GUESS_WORDS = ["red", "unknown", "green", "green"]
+JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 64
+
+
+def secret(shield="closed", code=SECRET, status="ok", trust="full", frame_ns=7):
+    return {"game": 1, "row": 0, "phase": "secret", "shield": shield, "code": list(code),
+            "status": status, "trust": trust, "frame_ns": frame_ns}
+
+
+def guess(row, hole2, *, trust="full", status="unknown"):
+    cands = [["red"], hole2, ["green"], ["green"]]
+    words = ["red", "unknown" if hole2 is None or len(hole2) > 1 else hole2[0], "green", "green"]
+    return {"game": 1, "row": row, "phase": "guess", "guess": words, "black": 0, "white": 0,
+            "status": status, "candidates": cands, "trust": trust}
+
+
+def marks(row, black, white, *, trust="full", hole2=None, black_bounds=None, keys="ok"):
+    out = guess(row, hole2, trust=trust)
+    out.update(phase="marks", black=black, white=white, keys_status=keys)
+    if black_bounds is not None:
+        out["black_bounds"] = black_bounds
+        out["white_bounds"] = [white, white]
+    return out
+
+
+def start(s, hidden=True):
+    s.ev("press", player=0)
+    s.ev("reading", **(secret() if hidden else secret(status="hidden")))
+
+
+def whats(s):
+    return [v["what"] for v in s.verdicts]
+
+
+def test_a_mis_mark_proved_for_every_reading_is_flagged():
+    s = FlowScript()
+    start(s)
+    s.ev("press", player=1)
+    s.ev("reading", **guess(1, None))
+    assert s.flow.game.rows[0].guess_state is RowState.BOUNDED and s.flow.checks() == ()
+    s.ev("press", player=0)
+    s.ev("reading", **marks(1, 0, 0))
+    bounded = next(v for v in s.verdicts if v["what"] == "bounded_row")
+    assert bounded["verdict"] == "mismark" and bounded["guess"] == ["red", "unknown", "green", "green"]
+    mismark = next(v for v in s.verdicts if v["what"] == "mismark")
+    assert (mismark["row"], mismark["attempts"]) == (1, 2)
+    # The verdict says it rests on the camera's secret, and which frame.
+    assert mismark["secret_source"] == "camera" and mismark["secret_frame_ns"] == 7
+    assert s.flow.phase is Phase.REVEAL
+    s.ev("reading", **secret("open", frame_ns=9))
+    result = next(v for v in s.verdicts if v["what"] == "game")
+    assert result["verdict"]["attempts"] == 2 and result["verdict"]["secret_source"] == "camera"
+
+
+def test_a_row_every_reading_agrees_with_is_cleared_without_the_arbiter():
+    s = FlowScript()
+    start(s)
+    s.ev("press", player=1)
+    s.ev("reading", **guess(1, ["red", "orange"]))
+    s.ev("press", player=0)
+    s.ev("reading", **marks(1, 1, 1, hole2=["red", "orange"]))
+    assert [v["verdict"] for v in s.verdicts if v["what"] == "bounded_row"] == ["correct"]
+    assert "check" not in whats(s) and "mismark" not in whats(s)
+    assert s.flow.checks() == () and s.flow.phase is Phase.GUESS
+    # The next row is judged as usual after it.
+    s.ev("press", player=1)
+    s.ev("reading", game=1, row=2, phase="guess", guess=SECRET, status="ok")
+    s.ev("press", player=0)
+    s.ev("reading", game=1, row=2, phase="marks", guess=SECRET, black=4, white=0, status="ok")
+    assert s.flow.phase is Phase.REVEAL
+
+
+def test_an_unsure_row_names_the_deciding_hole_and_waits_for_the_arbiter():
+    s = FlowScript()
+    start(s)
+    s.ev("press", player=1)
+    s.ev("reading", **guess(1, None))
+    s.ev("press", player=0)
+    s.ev("reading", **marks(1, 1, 1))
+    check = next(v for v in s.verdicts if v["what"] == "check")
+    assert check["status"] == "unsure" and check["deciding_holes"] == [2] and check["half"] == "guess"
+    assert s.flow.checks() == (1,) and "mismark" not in whats(s)
+    assert any("hole 2 decides" in line for line in s.lines)
+    s.ev("arbiter", action="confirm_row", game=1, row=1, guess=["red", "blue", "green", "green"])
+    # red blue green green against the code: 1B (red) 2W (blue, green): 1/1 is wrong.
+    mismark = [v for v in s.verdicts if v["what"] == "mismark"]
+    assert [(v["row"], v["attempts"]) for v in mismark] == [(1, 2)]
+
+
+def test_a_key_count_known_within_bounds_is_judged_over_its_range():
+    s = FlowScript()
+    start(s)
+    s.ev("press", player=1)
+    s.ev("reading", **guess(1, ["red", "orange"]))
+    s.ev("press", player=0)
+    # Black 2..3, white 1: every reading scores 1B1W: wrong whatever the count.
+    s.ev("reading", **marks(1, 2, 1, hole2=["red", "orange"], black_bounds=[2, 3], keys="unknown"))
+    assert [v["row"] for v in s.verdicts if v["what"] == "mismark"] == [1]
+    assert next(v for v in s.verdicts if v["what"] == "bounded_row")["black"] == [2, 3]
+
+
+def test_a_low_trust_board_is_shown_but_never_accused_from():
+    s = FlowScript()
+    start(s)
+    s.ev("press", player=1)
+    s.ev("reading", game=1, row=1, phase="guess", guess=["red", "red", "green", "green"],
+         status="ok", trust="low")
+    s.ev("press", player=0)
+    s.ev("reading", game=1, row=1, phase="marks", guess=["red", "red", "green", "green"],
+         black=0, white=0, status="ok", trust="low")
+    assert "mismark" not in whats(s)
+    check = [v for v in s.verdicts if v["what"] == "check"]
+    assert [(v["row"], v["status"]) for v in check] == [(1, "low trust")]
+    assert any("red red green green" in line for line in s.lines)  # shown all the same
+    # The arbiter confirms what the board shows: now it is judged.
+    s.ev("arbiter", action="confirm_row", game=1, row=1, black=0, white=0)
+    assert [v["row"] for v in s.verdicts if v["what"] == "mismark"] == [1]
+
+
+def test_without_the_secret_bounded_rows_join_the_consistency_check():
+    """Row 1 red ? green green marked 0/0 says the code has no red (hole 1
+    is red in every reading); row 2 red red red red marked 1/0 says it has
+    one: no code fits any reading: inconsistent, proved, no row blamed. At
+    the reveal row 1 is judged over its readings: mis-marked."""
+    s = FlowScript()
+    start(s, hidden=False)
+    s.ev("press", player=1)
+    s.ev("reading", **guess(1, None))
+    s.ev("press", player=0)
+    s.ev("reading", **marks(1, 0, 0))
+    assert "inconsistent" not in whats(s)
+    for number, (code, (b, w)) in enumerate(((["red"] * 4, (1, 0)), (SECRET, (4, 0))), start=2):
+        s.ev("press", player=1)
+        s.ev("reading", game=1, row=number, phase="guess", guess=code, status="ok")
+        s.ev("press", player=0)
+        s.ev("reading", game=1, row=number, phase="marks", guess=code, black=b, white=w, status="ok")
+        if number == 2:
+            inconsistent = [v for v in s.verdicts if v["what"] == "inconsistent"]
+            assert [v["suspects"] for v in inconsistent] == [[1, 2]]
+    assert "mismark" not in whats(s)
+    s.ev("reading", **secret("open"))
+    assert [v["row"] for v in s.verdicts if v["what"] == "mismark"] == [1]
+
+
+def test_a_reading_without_candidates_still_waits_for_the_arbiter():
+    """Journals from before bounded readings replay unchanged."""
+    s = FlowScript()
+    start(s)
+    s.ev("press", player=1)
+    s.ev("reading", game=1, row=1, phase="guess", guess=GUESS_WORDS, status="unknown")
+    assert s.flow.checks() == (1,) and whats(s)[-1] == "check"
+
+
+def test_a_secret_that_changes_under_the_shield_raises_the_alarm_and_is_not_used():
+    s = FlowScript()
+    start(s)
+    watch = [r for r in s.flow.read_requests() if r.phase == "secret_watch"]
+    assert len(watch) == 1 and watch[0].expect == tuple(SECRET)
+    s.ev("reading", **secret(code=["red", "red", "blue", "yellow"]))
+    assert whats(s)[-1] == "secret_changed" and s.flow.game.secret_hidden == tuple(SECRET)
+    assert not [r for r in s.flow.read_requests() if r.phase == "secret_watch"]
+    # The camera's code is no longer used: a wrong mark is not flagged now.
+    s.ev("press", player=1)
+    s.ev("reading", game=1, row=1, phase="guess", guess=SECRET, status="ok")
+    s.ev("press", player=0)
+    s.ev("reading", game=1, row=1, phase="marks", guess=SECRET, black=3, white=0, status="ok")
+    assert "mismark" not in whats(s)
+
+
+def test_a_secret_shown_differently_from_the_one_seen_waits_for_the_arbiter():
+    s = FlowScript()
+    start(s)
+    s.ev("press", player=1)
+    s.ev("reading", game=1, row=1, phase="guess", guess=SECRET, status="ok")
+    s.ev("press", player=0)
+    s.ev("reading", game=1, row=1, phase="marks", guess=SECRET, black=4, white=0, status="ok")
+    s.ev("reading", **secret("open", code=["red", "green", "blue", "blue"]))
+    assert whats(s)[-2:] == ["secret_changed", "check"] and s.flow.checks() == (0,)
+    assert s.flow.game.secret is None
+    s.ev("arbiter", action="confirm_secret", game=1, code=SECRET, by="arbiter")
+    result = next(v for v in s.verdicts if v["what"] == "game")
+    assert result["verdict"]["attempts"] == 1 and result["verdict"]["secret_source"] == "arbiter"
+
+
+def test_the_table_shows_the_alarm_keeps_the_evidence_and_replays(tmp_path):
+    clock = VirtualClock()
+    program = TableProgram.open(tmp_path / "j.sqlite", players=("Ann", "Bob"), now_ns=clock)
+    try:
+        def event(kind, payload, jpeg=None):
+            clock.advance(S)
+            program.submit(kind, payload, jpeg=jpeg)
+            program.step()
+
+        event("press", {"player": 0})
+        event("reading", secret(), jpeg=JPEG)
+        event("press", {"player": 1})
+        event("reading", guess(1, None))
+        event("press", {"player": 0})
+        event("reading", marks(1, 1, 1))
+        shown = program.display_model()
+        assert shown.message is not None and shown.message.text == "CHECK ROW 1"
+        event("reading", secret(code=["red", "red", "blue", "yellow"]), jpeg=JPEG)
+        shown = program.display_model()
+        assert shown.message is not None and shown.message.text == "SECRET CHANGED: CHECK"
+        evidence = program.journal.evidence(1, 0)
+        assert evidence is not None and evidence.image == JPEG
+        kept = [e for e in program.journal.all_evidence(game=1) if e.row == 0]
+        assert len(kept) == 2  # the accepted code's frame is kept beside the changed one
+    finally:
+        program.close()
+    result = replay_journal(tmp_path / "j.sqlite")
+    assert result.mismatches == ()
+    assert [v.what for v in result.verdicts].count("secret_changed") == 1
