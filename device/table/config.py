@@ -34,6 +34,7 @@ from pegwatch.device.display.devices import DisplaySettings
 from pegwatch.device.errors import ConfigError
 from pegwatch.device.hardware.buzzer import BuzzerSettings
 from pegwatch.device.hardware.pins import PinMap
+from pegwatch.device.preview.settings import PreviewSettings
 from pegwatch.rules.textfile import MIB, parse_toml, read_text
 
 logger = logging.getLogger(__name__)
@@ -61,7 +62,7 @@ CAMERA_KINDS: Final = ("auto", "render", "picamera2", "webcam", "video", "images
 
 # Sections this module reads, and those it hands to the device modules.
 _OWN_SECTIONS: Final = ("table", "match", "camera", "vision", "journal", "hardware")
-_DEVICE_SECTIONS: Final = ("pins", "buzzer", "display")
+_DEVICE_SECTIONS: Final = ("pins", "buzzer", "display", "preview")
 _SECTIONS: Final = _OWN_SECTIONS + _DEVICE_SECTIONS
 
 _KEYS: Final[Mapping[str, tuple[str, ...]]] = {
@@ -138,6 +139,7 @@ class TableConfig:
     pins: PinMap = field(default_factory=PinMap)
     buzzer: BuzzerSettings = field(default_factory=BuzzerSettings)
     display: DisplaySettings = field(default_factory=DisplaySettings)
+    preview: PreviewSettings = field(default_factory=PreviewSettings)
     journal: Path = field(default_factory=default_journal_path)
     evidence: bool = True
     hardware: str = "auto"
@@ -485,6 +487,7 @@ def config_from_mapping(
         pins=pins,
         buzzer=buzzer,
         display=display,
+        preview=PreviewSettings.from_mapping(_table(name, data, "preview"), source=name),
         journal=journal,
         evidence=journal_s.boolean("evidence", True),
         hardware=hw,
