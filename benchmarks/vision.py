@@ -1,6 +1,15 @@
 """Benchmark the board reader on the hard rendered set, side by side with the HSV baseline.
 
     .venv/bin/python benchmarks/vision.py [--quick] [--boards N] [--seed S]
+    .venv/bin/python benchmarks/vision.py --set pbr [--boards N] [--cache DIR [--cached-only]] [--spp S]
+
+``--set pbr`` reads the physically based hard set instead (Mitsuba 3 renders
+with pegs as solids, hands and sleeves, shields, warm and mixed light, lens
+distortion, blur, Bayer noise and JPEG; see ``docs/testbed.md``): each table
+is calibrated from its easy photos through ``pegwatch.vision.calibrate`` and
+its hard boards are read with the real reader; the JSON line has the keys of
+issue 14's table (``pegwatch.simulation.pbr.yardstick``). Rendered boards are
+kept in ``--cache`` and read from it on the next run.
 
 Per profile, a few tables are calibrated from easy photos (as an installer
 would), then read hard photos of games in progress: half marked correctly,
@@ -212,18 +221,108 @@ def summary(res: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def run_pbr(args: argparse.Namespace) -> int:
+    """The physically based set: render (or read from the cache), calibrate, read and score."""
+    import logging
+
+    from pegwatch.simulation.pbr.testbed import parse_cases, pbr_set
+    from pegwatch.simulation.pbr.yardstick import PbrTally
+    from pegwatch.simulation.pbr.yardstick import summary as pbr_summary
+
+    logging.getLogger("pegwatch").setLevel(logging.ERROR)
+    cv2.setNumThreads(1)
+    profiles = tuple(p for p in (args.profiles or "invicta-12x4").split(",") if p)
+    boards = args.boards or 12
+    tables = args.tables or 2
+    cache = Path(args.cache) if args.cache else None
+    tally = PbrTally()
+    steady: list[float] = []
+    first: list[float] = []
+    render_s: list[float] = []
+    started = time.perf_counter()
+    if args.cached_only and cache is None:
+        print("--cached-only needs --cache DIR", file=sys.stderr)
+        return 2
+    for table, cases in pbr_set(
+        boards_per_profile=boards,
+        profiles=profiles,
+        tables_per_profile=tables,
+        seed=args.seed,
+        spp=args.spp,
+        cache=cache,
+        cases=parse_cases(args.cases) if args.cases else None,
+        cached_only=args.cached_only,
+    ):
+        p = table.profile
+        truths = [truth_from_record(b.truth, p, where="calibration truth") for b in table.calibration]
+        cal = calibrate([b.image for b in table.calibration], truths, p)
+        reader = BoardReader(p, cal)
+        for case in cases:
+            b = case.board
+            if b.seconds:
+                render_s.append(b.seconds)
+            t0 = time.perf_counter()
+            reading = reader.read(b.image, at_ns=2 * case.index)
+            t1 = time.perf_counter()
+            reader.read(b.image, at_ns=2 * case.index + 1)
+            t2 = time.perf_counter()
+            first.append((t1 - t0) * 1000)
+            steady.append((t2 - t1) * 1000)
+            name = f"{p.name} peg set {table.peg_set} case {case.index}"
+            tally.add(p, b, reading, name=name)
+            if args.verbose:
+                print(f"  {name}: {reading.problem or 'read'}; false so far {tally.c['false_mismark_rows']}",
+                      file=sys.stderr, flush=True)
+    s = pbr_summary(tally, steady, first)
+    s["render_s_median"] = round(float(np.median(render_s)), 2) if render_s else None
+    s["elapsed_s"] = round(time.perf_counter() - started, 1)
+    print(f"vision benchmark, physically based set: {s['boards']} boards ({', '.join(profiles)}), seed {args.seed}, "
+          f"{tables} table(s) per profile, {args.spp} spp, cache {cache}, 1280x720, one core")
+    print(f"{'correct rows accused of a mis-mark':44s} {s['false_mismark_rows']} of {s['rows_correct']}"
+          f" (on {s['false_mismark_boards']} boards)")
+    print(f"{'mis-marked rows caught / never judged':44s} {s['mismarks_caught']} / {s['mismarks_unjudged']}"
+          f" of {s['mismarks_injected']} (missed while judged: {s['mismarks_missed']})")
+    print(f"{'holes uncertain':44s} {100 * s['hole_uncertain_rate']:.1f} %"
+          f" (not under a hand: {100 * s['hole_uncertain_rate_uncovered']:.1f} %)")
+    print(f"{'rows called covered with no hand over them':44s} {s['rows_covered_needlessly']} of "
+          f"{s['rows_called_covered']} covered rows ({s['rows']} rows, {100 * s['rows_truly_covered_rate']:.1f} % under a hand)")
+    print(f"{'board not found':44s} {100 * s['board_not_found_rate']:.1f} %"
+          f" (found: blurred {s['board_found_rate_blur']:.3f} of {s['boards_blurred']},"
+          f" < 2.5 px/mm {s['board_found_rate_low_ppm']:.3f} of {s['boards_low_ppm']},"
+          f" >= 2.5 px/mm {s['board_found_rate_ppm_ok']:.3f})")
+    print(f"{'read time median (fixed camera / new pose)':44s} {s['read_ms_median']} / {s['read_ms_first_median']} ms")
+    print(f"{'hole errors on confident holes':44s} {s['hole_error_rate']:.5f}  by light: " + ", ".join(
+        f"{k[len('hole_error_rate_'):]} {v:.5f}" for k, v in s.items() if k.startswith("hole_error_rate_")))
+    print(f"{'secrets read / invented':44s} {s['secrets_read']} / {s['secret_invented']}")
+    conf = tally.confusion.most_common(8)
+    if conf:
+        print("confusions (truth -> read): " + ", ".join(f"{t}->{r} x{n}" for (t, r), n in conf))
+    if tally.false_boards:
+        print("boards with a false accusation: " + "; ".join(tally.false_boards))
+    print(json.dumps(s, sort_keys=True))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="a tiny set (for the test of this script)")
     ap.add_argument("--boards", type=int, default=None, help="hard boards per profile (default 100; quick 2)")
     ap.add_argument("--tables", type=int, default=None, help="tables (peg sets) per profile (default 2; quick 1)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--profiles", default=",".join(PROFILES))
+    ap.add_argument("--profiles", default=None, help=f"default {','.join(PROFILES)} (pbr: invicta-12x4)")
+    ap.add_argument("--set", choices=("render", "pbr"), default="render",
+                    help="the hand-written renderer's hard set (default) or the physically based one")
+    ap.add_argument("--cache", default=None, help="pbr: a folder keeping rendered boards between runs")
+    ap.add_argument("--spp", type=int, default=8, help="pbr: samples per pixel of the hard boards")
+    ap.add_argument("--cases", default=None, help='pbr: case numbers per table, e.g. "0-9,16" (instead of --boards)')
+    ap.add_argument("--cached-only", action="store_true", help="pbr: read only the cases the cache holds; render nothing")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
+    if args.set == "pbr":
+        return run_pbr(args)
     boards = args.boards or (2 if args.quick else 100)
     tables = args.tables or (1 if args.quick else 2)
-    profiles = tuple(p for p in args.profiles.split(",") if p)
+    profiles = tuple(p for p in (args.profiles or ",".join(PROFILES)).split(",") if p)
     res = run(boards, args.seed, profiles, tables, args.verbose)
     s = summary(res)
     print(f"vision benchmark: {s['boards']} hard boards ({', '.join(profiles)}), seed {args.seed}, "

@@ -1,0 +1,245 @@
+"""Scoring a reader against the physically rendered boards: the figures of issue 14's table.
+
+Definitions (``docs/testbed.md`` has them with the benchmark's keys):
+
+* A row is *judged* as the table would with what the reader knows: each
+  hole may hold its read colour (a certain hole), its candidates, or any
+  palette colour (an unknown or occluded hole without candidates); the key
+  counts are the read ones, their bounds, or anything. The row is a proven
+  **mis-mark** when every completion disagrees with the marks, **clear**
+  when every completion agrees, and **unsure** otherwise.
+* The secret judged against is the camera's when the reader reports a
+  secret with every hole certain (what a table does with an open shield),
+  else the true one (revealed at the end of the game). So an invented
+  secret (a hand, a sleeve or a closed shield read as pegs) shows up as
+  false accusations.
+* Only marked rows are judged (the last played row counts when it has key
+  pegs); a row whose read keys are empty on the last row is not marked yet.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from pegwatch.rules.codes import score
+from pegwatch.simulation.pbr.testbed import (
+    LIGHT_BANDS,
+    PbrBoard,
+    is_low_ppm,
+    light_band,
+    truth_secret,
+)
+from pegwatch.vision.calibrate import truth_from_record
+from pegwatch.vision.profile import BoardProfile
+from pegwatch.vision.reading import EMPTY, OCCLUDED, ROW_OCCLUDED, UNKNOWN, BoardReading, RowReading
+
+MISMARK = "mismark"
+CLEAR = "clear"
+UNSURE = "unsure"
+NOT_MARKED = "not marked"
+
+_MAX_COMPLETIONS = 20_000
+
+
+def judge_row(profile: BoardProfile, secret: Sequence[str], row: RowReading, *, is_last: bool) -> str:
+    """The verdict on one read row with what is known: mismark, clear, unsure or not marked."""
+    if row.status == ROW_OCCLUDED:
+        return UNSURE
+    keys = row.keys
+    if keys.is_certain:
+        if is_last and keys.black + keys.white == 0:
+            return NOT_MARKED
+        marks = {(keys.black, keys.white)}
+    elif keys.black_bounds is not None and keys.white_bounds is not None:
+        (b0, b1), (w0, w1) = keys.black_bounds, keys.white_bounds
+        marks = {(b, w) for b in range(b0, b1 + 1) for w in range(w0, w1 + 1) if b + w <= profile.key_holes}
+        if not marks:
+            return UNSURE
+    else:
+        return UNSURE
+    colours = tuple(profile.palette) + ((EMPTY,) if profile.blanks else ())
+    options: list[tuple[str, ...]] = []
+    n = 1
+    for h in row.holes:
+        if h.is_certain:
+            if h.colour == EMPTY and not profile.blanks:
+                return NOT_MARKED  # pegs still being placed
+            opts: tuple[str, ...] = (h.colour,)
+        else:
+            opts = tuple(c for c in (h.possible or colours) if c in colours) or colours
+        options.append(opts)
+        n *= len(opts)
+    if n * len(marks) > _MAX_COMPLETIONS:
+        return UNSURE
+    agree = disagree = False
+    for guess in itertools.product(*options):
+        fb = score(tuple(secret), guess)
+        for m in marks:
+            if (fb.black, fb.white) == m:
+                agree = True
+            else:
+                disagree = True
+            if agree and disagree:
+                return UNSURE
+    return MISMARK if disagree else CLEAR
+
+
+def _secret_read(reading: BoardReading) -> tuple[str, ...] | None:
+    if reading.secret is None or not all(h.is_certain for h in reading.secret):
+        return None
+    return tuple(h.colour for h in reading.secret)
+
+
+class PbrTally:
+    """Counts over a set of rendered boards read by one reader."""
+
+    def __init__(self) -> None:
+        self.c: Counter[str] = Counter()
+        self.confusion: Counter[tuple[str, str]] = Counter()
+        self.false_boards: list[str] = []
+
+    def add(self, profile: BoardProfile, board: PbrBoard, reading: BoardReading, *, name: str = "") -> None:
+        """Score ``reading`` of ``board``."""
+        c = self.c
+        meta = board.meta
+        truth = truth_from_record(board.truth, profile, where=name or "pbr truth")
+        found = reading.problem is None
+        low = is_low_ppm(board)
+        c["boards"] += 1
+        c["boards_found"] += found
+        c["boards_low_ppm"] += low
+        c["found_low_ppm"] += found and low
+        c["boards_ppm_ok"] += not low
+        c["found_ppm_ok"] += found and not low
+        c["boards_blurred"] += bool(meta["blurred"])
+        c["found_blurred"] += found and bool(meta["blurred"])
+        band = light_band(float(meta["light_kelvin"]))
+        covered = set(meta["covered_rows"])
+        if not found:
+            return
+        for t_row, r_row in zip(truth.rows, reading.rows, strict=True):
+            c["rows"] += 1
+            under = t_row.row in covered
+            c["rows_truly_covered"] += under
+            if r_row.status == ROW_OCCLUDED:
+                c["rows_called_covered"] += 1
+                if not under:
+                    c["rows_covered_needlessly"] += 1
+            for t, h in zip(t_row.holes, r_row.holes, strict=True):
+                self._hole(t.colour, h.colour, band, under)
+            if r_row.keys.is_certain and r_row.status != ROW_OCCLUDED:
+                c["key_rows_certain"] += 1
+                if (r_row.keys.black, r_row.keys.white) != (t_row.keys.black, t_row.keys.white):
+                    c["key_errors"] += 1
+        if reading.secret is not None and truth.secret is not None:
+            for t, h in zip(truth.secret, reading.secret, strict=True):
+                self._hole(t.colour, h.colour, band, bool(meta["secret_covered"]))
+        self._judge(profile, board, truth, reading, name)
+
+    def _hole(self, truth: str, read: str, band: str, under_hand: bool) -> None:
+        c = self.c
+        c["holes"] += 1
+        if read in (UNKNOWN, OCCLUDED):
+            c["holes_uncertain"] += 1
+            c["holes_uncertain_uncovered"] += not under_hand
+            return
+        c["holes_confident"] += 1
+        c[f"holes_confident_{band}"] += 1
+        if read != truth:
+            c["hole_errors"] += 1
+            c[f"hole_errors_{band}"] += 1
+            self.confusion[(truth, read)] += 1
+
+    def _judge(self, profile: BoardProfile, board: PbrBoard, truth: BoardReading, reading: BoardReading, name: str) -> None:
+        c = self.c
+        meta = board.meta
+        secret_true = truth_secret(board)
+        seen = _secret_read(reading)
+        if seen is not None:
+            c["secrets_read"] += 1
+            if meta["shield_closed"] or meta["secret_covered"] or seen != secret_true:
+                c["secret_invented"] += 1
+        secret = seen if seen is not None else secret_true
+        mismarked = set(meta["mismarked_rows"])
+        played = [r.row for r in truth.rows if any(h.colour != EMPTY for h in r.holes)]
+        last = max(played, default=0)
+        false_here = 0
+        for r_row in reading.rows:
+            t_row = truth.row(r_row.row) if r_row.row <= len(truth.rows) else None
+            if t_row is None or r_row.row > last:
+                continue
+            marked = t_row.keys.black + t_row.keys.white > 0 or r_row.row < last
+            if not marked:
+                continue
+            verdict = judge_row(profile, secret, r_row, is_last=r_row.row == last)
+            exact = r_row.status == "ok" and verdict in (MISMARK, CLEAR)
+            if r_row.row in mismarked:
+                c["mismarks_injected"] += 1
+                if verdict == MISMARK:
+                    c["mismarks_caught"] += 1
+                    c["mismarks_caught_exact"] += exact
+                elif verdict == CLEAR:
+                    c["mismarks_missed"] += 1
+                else:
+                    c["mismarks_unjudged"] += 1
+            else:
+                c["rows_correct"] += 1
+                if verdict == MISMARK:
+                    c["false_mismark_rows"] += 1
+                    false_here += 1
+                elif verdict == CLEAR:
+                    c["rows_correct_cleared"] += 1
+        if false_here:
+            c["false_mismark_boards"] += 1
+            self.false_boards.append(name)
+
+
+def _rate(n: int, d: int, digits: int = 6) -> float:
+    return round(n / d, digits) if d else 0.0
+
+
+def summary(t: PbrTally, steady_ms: Sequence[float], first_ms: Sequence[float]) -> dict[str, Any]:
+    """The figures, keyed as in issue 14's table where the figure exists."""
+    c = t.c
+    out: dict[str, Any] = {
+        "boards": c["boards"],
+        "rows": c["rows"],
+        "holes": c["holes"],
+        "false_mismark_rows": c["false_mismark_rows"],
+        "false_mismark_boards": c["false_mismark_boards"],
+        "rows_correct": c["rows_correct"],
+        "rows_correct_cleared": c["rows_correct_cleared"],
+        "mismarks_injected": c["mismarks_injected"],
+        "mismarks_caught": c["mismarks_caught"],
+        "mismarks_caught_exact": c["mismarks_caught_exact"],
+        "mismarks_unjudged": c["mismarks_unjudged"],
+        "mismarks_missed": c["mismarks_missed"],
+        "secrets_read": c["secrets_read"],
+        "secret_invented": c["secret_invented"],
+        "hole_uncertain_rate": _rate(c["holes_uncertain"], c["holes"], 4),
+        "hole_uncertain_rate_uncovered": _rate(c["holes_uncertain_uncovered"], c["holes"], 4),
+        "hole_errors": c["hole_errors"],
+        "hole_error_rate": _rate(c["hole_errors"], c["holes_confident"]),
+        "key_error_rate": _rate(c["key_errors"], c["key_rows_certain"]),
+        "rows_called_covered": c["rows_called_covered"],
+        "rows_covered_needlessly": c["rows_covered_needlessly"],
+        "rows_covered_needlessly_rate": _rate(c["rows_covered_needlessly"], c["rows"], 4),
+        "rows_truly_covered_rate": _rate(c["rows_truly_covered"], c["rows"], 4),
+        "board_not_found_rate": _rate(c["boards"] - c["boards_found"], c["boards"], 4),
+        "board_found_rate_blur": _rate(c["found_blurred"], c["boards_blurred"], 4),
+        "boards_blurred": c["boards_blurred"],
+        "board_found_rate_low_ppm": _rate(c["found_low_ppm"], c["boards_low_ppm"], 4),
+        "boards_low_ppm": c["boards_low_ppm"],
+        "board_found_rate_ppm_ok": _rate(c["found_ppm_ok"], c["boards_ppm_ok"], 4),
+        "read_ms_median": round(float(np.median(steady_ms)), 3) if len(steady_ms) else None,
+        "read_ms_first_median": round(float(np.median(first_ms)), 3) if len(first_ms) else None,
+    }
+    for lo, hi in LIGHT_BANDS:
+        band = f"{lo}_{hi}k"
+        out[f"hole_error_rate_{band}"] = _rate(c[f"hole_errors_{band}"], c[f"holes_confident_{band}"])
+    return out

@@ -1,0 +1,70 @@
+"""Real photos of physical boards (the development set in ../shared/photos): read, or refused with a reason.
+
+The set is not part of the project (see its README); these tests skip when
+it is absent. They run what ``benchmarks/photos.py`` runs and hold its hard
+lines: no photo is accused falsely, and every photo is read or refused with
+a reason a person can act on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PHOTOS = Path(os.environ.get("PEGWATCH_PHOTOS", str(ROOT.parent / "shared" / "photos")))
+
+pytestmark = pytest.mark.skipif(
+    not (PHOTOS / "index.json").is_file(), reason=f"the real photo set is not here ({PHOTOS}/index.json)"
+)
+
+
+@pytest.fixture(scope="module")
+def photos():
+    from pegwatch.simulation.pbr.photos import run_photos
+
+    return run_photos(PHOTOS)
+
+
+def test_every_photo_is_read_or_refused_with_a_reason(photos):
+    results, summary = photos
+    index = json.loads((PHOTOS / "index.json").read_text(encoding="utf-8"))
+    assert summary["photos"] == len([e for e in index if isinstance(e, dict) and "file" in e])
+    for r in results:
+        assert r.status in ("read", "refused"), r.file
+        if r.status == "refused":
+            assert len(r.reason.strip()) > 5, f"{r.file} refused without a reason"
+
+
+def test_no_photo_is_accused_falsely(photos):
+    results, summary = photos
+    assert summary["false_accusations"] == 0, [(r.file, r.accused_rows) for r in results if r.false_accusation]
+
+
+def test_the_photo_with_hole_points_is_read_as_its_truth_where_confident(photos):
+    results, _ = photos
+    with_points = [r for r in results if r.how == "corners"]
+    for r in with_points:
+        if r.status == "read":
+            assert r.holes_compared + r.holes_uncertain > 0
+            assert r.hole_errors <= max(1, r.holes_compared // 20), f"{r.file}: {r.hole_errors} of {r.holes_compared}"
+
+
+def test_the_benchmark_ends_with_one_json_line():
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "photos.py"), "--photos", str(PHOTOS)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=True,
+        cwd=ROOT,
+    ).stdout
+    data = json.loads(out.strip().splitlines()[-1])
+    for key in ("photos", "photos_read", "photos_refused", "false_accusations", "hole_errors", "holes_compared"):
+        assert key in data, key
+    assert data["photos_read"] + data["photos_refused"] == data["photos"]
