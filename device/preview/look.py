@@ -117,7 +117,7 @@ class Look:
             out.append("sharpness: not measured")
         else:
             verdict = "sharp" if self.sharp else "SOFT: focus the lens at the mount's distance"
-            out.append(f"sharpness: {self.sharpness:.0f} (sharp from {self.min_sharpness:.0f}): {verdict}")
+            out.append(f"sharpness: {_num(self.sharpness)} (sharp from {_num(self.min_sharpness)}): {verdict}")
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -139,6 +139,11 @@ class Look:
             "size": [self.width, self.height],
             "lines": self.lines(),
         }
+
+
+def _num(value: float) -> str:
+    """A measure as people read it: whole numbers for large ones, two decimals for a 0..1 share."""
+    return f"{value:.0f}" if abs(value) >= 10 else f"{value:.2f}"
 
 
 class PreviewLocaliser:
@@ -191,14 +196,10 @@ def look_at(frame: NDArray[np.uint8], profile: BoardProfile, localiser: Localise
     h, w = frame.shape[:2]
     px: float | None = None
     sharp: float | None = None
+    least = MIN_SHARPNESS
     if loc.ok and loc.image_to_board is not None:
         size = loc.size_mm or profile.size_mm
-        px = _given(loc, "px_per_mm")
-        if px is None:
-            px = homography_px_per_mm(loc.image_to_board, (size[0] / 2, size[1] / 2))
-        sharp = _given(loc, "sharpness")
-        if sharp is None:
-            sharp = board_sharpness(frame, loc.image_to_board, size)
+        px, sharp, least = _measures(frame, loc, (float(size[0]), float(size[1])))
     look = Look(
         found=loc.ok,
         method=loc.method if loc.ok else "none",
@@ -208,16 +209,44 @@ def look_at(frame: NDArray[np.uint8], profile: BoardProfile, localiser: Localise
         px_per_mm=px,
         min_px_per_mm=min_px_per_mm(),
         sharpness=sharp,
-        min_sharpness=MIN_SHARPNESS,
+        min_sharpness=least,
         width=int(w),
         height=int(h),
     )
     return look, loc
 
 
-def _given(loc: Localisation, name: str) -> float | None:
-    value = getattr(loc, name, None)
+def _measures(
+    frame: NDArray[np.uint8], loc: Localisation, size: tuple[float, float]
+) -> tuple[float, float, float]:
+    """Pixels per mm, sharpness and the sharpness needed: the reader's own
+    measures when the vision package gives them (its sharpness is on its own
+    scale, with its own minimum), else this module's."""
+    assert loc.image_to_board is not None
+    px = _given(loc, "px_per_mm")
+    sharp = _given(loc, "sharpness")
+    needed = getattr(localise_base, "MIN_SHARPNESS", None)
+    theirs = getattr(localise_base, "board_sharpness", None)
+    if sharp is None and callable(theirs) and isinstance(needed, int | float):
+        try:
+            got = theirs(frame, loc.image_to_board, size)
+            px = px if px is not None else _number(got[0])
+            sharp = _number(got[1])
+        except Exception as exc:  # a measure that fails is measured here instead
+            logger.debug("the reader's sharpness failed (%s); measured here", exc)
+    if px is None:
+        px = homography_px_per_mm(loc.image_to_board, (size[0] / 2, size[1] / 2))
+    if sharp is not None and isinstance(needed, int | float):
+        return px, sharp, float(needed)
+    return px, board_sharpness(frame, loc.image_to_board, size), MIN_SHARPNESS
+
+
+def _number(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
+
+
+def _given(loc: Localisation, name: str) -> float | None:
+    return _number(getattr(loc, name, None))
 
 
 _GREEN = (60, 200, 60)
