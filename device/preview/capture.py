@@ -31,7 +31,7 @@ from pegwatch.vision.sources import FrameSource
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["PreviewCamera", "Snapshot", "annotate", "write_jpeg_atomic"]
+__all__ = ["FrameTap", "PreviewCamera", "Snapshot", "annotate", "write_jpeg_atomic"]
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ class PreviewCamera(Closeable):
 
     def __init__(
         self,
-        source: FrameSource,
+        source: FrameSource | None,
         profile: BoardProfile,
         *,
         localiser: Localiser | None = None,
@@ -106,6 +106,8 @@ class PreviewCamera(Closeable):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._count = 0
+        self._offered: tuple[NDArray[np.uint8], int] | None = None
+        self._fresh = threading.Event()
 
     @property
     def latest(self) -> Snapshot | None:
@@ -118,10 +120,24 @@ class PreviewCamera(Closeable):
             self._changed.wait_for(lambda: self._latest is not None and self._latest.index > after, timeout)
             return self._latest if self._latest is not None and self._latest.index > after else None
 
+    def offer(self, frame: NDArray[np.uint8], at_ns: int) -> None:
+        """A frame someone else read (the table's camera, through a :class:`FrameTap`):
+        kept, not copied or drawn here, so the reader that offers it never waits."""
+        self._offered = (frame, at_ns)
+        self._fresh.set()
+
     def step(self) -> Snapshot:
-        """Read and annotate one frame (what the thread does; ``--once`` calls it directly)."""
-        got: Any = self.source.read()
-        frame, at_ns = got if isinstance(got, tuple) else (got.image, got.at_ns)
+        """Read (or take the offered frame) and annotate it: what the thread does;
+        ``--once`` calls it directly."""
+        if self.source is None:
+            offered = self._offered
+            if offered is None:
+                raise LookupError("no frame offered yet")
+            self._fresh.clear()
+            frame, at_ns = offered
+        else:
+            got: Any = self.source.read()
+            frame, at_ns = got if isinstance(got, tuple) else (got.image, got.at_ns)
         snap = annotate(frame, self.profile, self.localiser, quality=self.quality, at_ns=at_ns,
                         index=self._count + 1)
         self._count += 1
@@ -136,6 +152,8 @@ class PreviewCamera(Closeable):
     def _run(self) -> None:
         while not self._stop.is_set():
             started = time.monotonic()
+            if self.source is None and not self._fresh.wait(self.retry_s):
+                continue  # nothing new offered: the last snapshot stands
             try:
                 self.step()
             except Exception as exc:  # a camera that fails is retried, the page goes on
@@ -163,3 +181,26 @@ class PreviewCamera(Closeable):
         close = getattr(self.source, "close", None)
         if callable(close):
             close()
+
+
+class FrameTap:
+    """``source``, with every frame it gives also offered to ``preview``: the
+    table's camera shown on the preview page without a second reader."""
+
+    def __init__(self, source: FrameSource, preview: PreviewCamera) -> None:
+        self.source = source
+        self.preview = preview
+
+    def read(self) -> Any:
+        got: Any = self.source.read()
+        frame, at_ns = got if isinstance(got, tuple) else (got.image, got.at_ns)
+        self.preview.offer(frame, at_ns)
+        return got
+
+    def close(self) -> None:
+        close = getattr(self.source, "close", None)
+        if callable(close):
+            close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.source, name)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["page_html", "preview_app", "serve"]
+__all__ = ["PageServer", "page_html", "preview_app", "serve"]
 
 _NO_CACHE = {"Cache-Control": "no-store"}
 
@@ -137,3 +137,38 @@ def serve(app: Starlette, host: str, port: int) -> Any:
 
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
     return uvicorn.Server(config)
+
+
+class PageServer:
+    """The page served by uvicorn in a daemon thread, for as long as the table runs.
+
+    A port that cannot be had is logged, never fatal: the page is a help
+    for mounting the camera, and the clock does not depend on it.
+    """
+
+    def __init__(self, app: Starlette, host: str, port: int) -> None:
+        import threading
+
+        self.address = (host, port)
+        self.server = serve(app, host, port)
+        self._thread = threading.Thread(target=self._run, name="pegwatch-preview-page", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            self.server.run()
+        except BaseException as exc:  # uvicorn exits on a port in use: say so, the table goes on
+            logger.error("preview page on %s:%d not served: %s", *self.address, exc)
+
+    def start(self) -> PageServer:
+        self._thread.start()
+        logger.warning("the camera page: http://%s:%d/", *self.address)
+        return self
+
+    @property
+    def started(self) -> bool:
+        return bool(self.server.started)
+
+    def close(self) -> None:
+        self.server.should_exit = True
+        if self._thread.is_alive():
+            self._thread.join(10)

@@ -264,3 +264,36 @@ def test_a_game_under_way_keeps_its_buttons_while_the_set_up_waits(table):
     buttons.player(1, t.program.now_ns())
     t.program.step()
     assert [e.kind for e in t.program.journal.events()].count("press") == 2
+
+
+def test_with_preview_enabled_the_set_up_serves_the_camera_page(table):
+    import json
+    import socket
+    import urllib.request
+
+    from pegwatch.device.preview import PreviewSettings
+
+    t = table
+    t.setup.close()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cfg = SimpleNamespace(calibration=None, camera="render", board=PROFILE.name, vision=VisionOptions(),
+                          evidence=True, table_name="Table 4",
+                          preview=PreviewSettings(enabled=True, listen=f"127.0.0.1:{port}", fps=10))
+    setup = guided_setup(cfg, t.program, desk=SimpleNamespace(guided_setup=True),
+                         open_source=lambda: RenderedSource(PROFILE, lambda: t.board.contents, CAMERA))
+    try:
+        setup.start()
+        camera, page = setup.companions
+        _until("the page up", lambda: page.started)
+        # The set-up's own reads feed the page: no second reader of the camera.
+        _until("a frame on the page", lambda: camera.latest is not None)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/status.json", timeout=10) as reply:
+            status = json.loads(reply.read())
+        assert status["look"]["markers_found"] is True
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as reply:
+            assert "pegwatch camera: Table 4" in reply.read().decode()
+    finally:
+        setup.close()
+    assert not page._thread.is_alive()

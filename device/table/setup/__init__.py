@@ -44,7 +44,8 @@ def guided_setup(
     The desktop's simulated desk calibrates its own rendered board, unless
     it asks for the set-up (``desk.guided_setup``, a fresh table's
     simulation). A calibration the set-up saved before (beside the journal)
-    is carried on from. Call ``start()`` on the result, attach its
+    is carried on from. With ``[preview] enabled`` the camera page is served
+    while the set-up runs. Call ``start()`` on the result, attach its
     ``buttons(arbiter)`` and draw its ``overlay`` on the display.
     """
     if cfg.calibration is not None:
@@ -70,11 +71,24 @@ def guided_setup(
                 base = None
         except Exception as exc:  # a damaged file: set up again rather than stop
             logger.error("set-up: %s not loaded (%s); starting afresh", save_to, exc)
-    source = PacedSource(ReopeningSource(open_source, name=f"camera {cfg.camera}"), fps=cfg.vision.fps)
+    source: Any = PacedSource(ReopeningSource(open_source, name=f"camera {cfg.camera}"), fps=cfg.vision.fps)
+    companions: list[Any] = []
+    preview = getattr(cfg, "preview", None)
+    if preview is not None and preview.enabled:
+        # [preview] enabled: the page shows what the set-up's camera sees, for mounting it.
+        from pegwatch.device.preview.capture import FrameTap, PreviewCamera
+        from pegwatch.device.preview.page import PageServer, preview_app
+
+        camera = PreviewCamera(None, profile, fps=preview.fps)
+        source = FrameTap(source, camera)
+        host, port = preview.address
+        title = f"pegwatch camera: {getattr(cfg, 'table_name', 'table')}"
+        companions = [camera, PageServer(preview_app(camera, title=title), host, port)]
     options = {
         "frames_to_accept": cfg.vision.frames_to_accept,
         "motion_threshold": cfg.vision.motion_threshold,
         "jpeg_quality": cfg.vision.jpeg_quality,
         "evidence": cfg.evidence,
     }
-    return GuidedSetup(program, profile, source, save_to=save_to, worker_options=options, base=base)
+    return GuidedSetup(program, profile, source, save_to=save_to, worker_options=options, base=base,
+                       companions=companions)

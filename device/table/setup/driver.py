@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -121,7 +121,8 @@ class GuidedSetup(Closeable):
     ``source`` is the table's camera; ``save_to`` where each calibration is
     written; ``worker_options`` go to the
     :class:`~pegwatch.device.table.vision_worker.VisionWorker` it starts;
-    ``base`` a calibration made before (a restart carries on from it).
+    ``base`` a calibration made before (a restart carries on from it);
+    ``companions`` are started and closed with the set-up (the preview page).
     """
 
     def __init__(
@@ -135,6 +136,7 @@ class GuidedSetup(Closeable):
         base: Calibration | None = None,
         period_s: float = 0.1,
         on_change: Callable[[], None] | None = None,
+        companions: Sequence[Any] = (),
     ) -> None:
         from pegwatch.device.preview.look import PreviewLocaliser
 
@@ -147,6 +149,8 @@ class GuidedSetup(Closeable):
         #: Called after each change of what the display shows (wakes the display loop).
         self.on_change = on_change
         self.calibration = base
+        #: What lives as long as the set-up (the preview page): started with it, closed with it.
+        self.companions = tuple(companions)
         self.machine = SetupMachine()
         self.localiser = PreviewLocaliser(profile)
         self.worker: Any = None
@@ -222,6 +226,11 @@ class GuidedSetup(Closeable):
         self._say()
         if self.calibration is not None and self.worker is None and self.machine.step in (Step.ROWS, Step.DONE):
             self._read(self.calibration)
+        for companion in self.companions:
+            try:
+                companion.start()
+            except Exception as exc:  # a helper that fails leaves the set-up as it is
+                logger.error("set-up: %s not started: %s", type(companion).__name__, exc)
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="pegwatch-setup", daemon=True)
             self._thread.start()
@@ -257,6 +266,8 @@ class GuidedSetup(Closeable):
         if self._thread is not None:
             self._thread.join(10)
             self._thread = None
+        for companion in self.companions:
+            companion.close()
         if self.worker is None:
             close = getattr(self.source, "close", None)
             if callable(close):
