@@ -87,3 +87,45 @@ def test_benchmark_quick_ends_with_one_json_line():
         assert key in data, key
     assert data["boards"] == 6
     assert 0.0 <= data["hole_error_rate"] <= 1.0
+
+
+def test_benchmark_on_the_cached_pbr_set_ends_with_the_issue_keys():
+    """`--set pbr` on three boards of the committed cache: nothing is rendered, the JSON line has issue 14's keys."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "vision.py"),
+            "--set",
+            "pbr",
+            "--tables",
+            "1",
+            "--cache",
+            str(ROOT / "tests" / "data" / "pbr"),
+            "--cases",
+            "0,1,16",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=True,
+        cwd=ROOT,
+    ).stdout
+    data = json.loads(out.strip().splitlines()[-1])
+    for key in (
+        "false_mismark_rows",
+        "mismarks_caught",
+        "mismarks_unjudged",
+        "hole_uncertain_rate",
+        "rows_covered_needlessly",
+        "board_not_found_rate",
+        "read_ms_median",
+        "read_ms_first_median",
+        "hole_error_rate",
+        "hole_error_rate_2700_3500k",
+        "board_found_rate_blur",
+        "board_found_rate_low_ppm",
+    ):
+        assert key in data, key
+    assert data["boards"] == 3
+    assert data["render_s_median"] is None, "boards were rendered: the cache is stale"
+    assert data["false_mismark_rows"] == 0

@@ -1,0 +1,196 @@
+"""The physically based test bed: its cached boards read through the real calibrate and reader.
+
+``tests/data/pbr`` holds one table (two calibration photos and twelve hard
+photos, JPEG as developed, with their truth) rendered by
+``python -m pegwatch.simulation.pbr tests/data/pbr --boards 12``. The hard
+line the reader must hold on them: no correctly marked row is accused.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from pegwatch.simulation.pbr.camera import Camera
+from pegwatch.simulation.pbr.conditions import blackbody_rgb
+from pegwatch.simulation.pbr.testbed import (
+    RENDERER_VERSION,
+    PbrBoard,
+    case_inputs,
+    load_cached,
+    make_table,
+    table_conditions,
+)
+from pegwatch.simulation.pbr.yardstick import (
+    CLEAR,
+    MISMARK,
+    NOT_MARKED,
+    UNSURE,
+    PbrTally,
+    judge_row,
+)
+from pegwatch.vision.calibrate import calibrate, truth_from_record
+from pegwatch.vision.markers import detect_markers
+from pegwatch.vision.profile import load_profile
+from pegwatch.vision.reader import BoardReader
+from pegwatch.vision.reading import HoleReading, KeyReading, RowReading
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "pbr"
+TABLE = DATA / "invicta-12x4-s0-p500"
+PEG_SET, SEED = 500, 0
+
+
+def _cases() -> list[PbrBoard]:
+    out = []
+    for js in sorted(TABLE.glob("case-*.json"), key=lambda p: int(p.stem.split("-")[1])):
+        seed = json.loads(js.read_text())["pbr"]["seed"]
+        board = load_cached(TABLE, js.stem, seed)
+        assert board is not None, f"{js} is stale: re-render the cache"
+        out.append(board)
+    return out
+
+
+@pytest.fixture(scope="module")
+def table():
+    return make_table("invicta-12x4", peg_set=PEG_SET, seed=SEED, cache=DATA)
+
+
+@pytest.fixture(scope="module")
+def cases():
+    return _cases()
+
+
+def test_the_cache_is_small_and_complete(table, cases):
+    size = sum(f.stat().st_size for f in DATA.rglob("*") if f.is_file())
+    assert size < 3.2 * 1024 * 1024
+    assert len(table.calibration) == 2 and len(cases) >= 12
+    assert any(b.meta["hands"] for b in cases), "no hand in the cached set"
+    assert any(b.meta["shield_closed"] for b in cases) and any(not b.meta["shield_closed"] for b in cases)
+    assert any(b.meta["mismarked_rows"] for b in cases)
+
+
+def test_no_correct_row_is_accused(table, cases):
+    p = table.profile
+    truths = [truth_from_record(b.truth, p, where="calibration truth") for b in table.calibration]
+    reader = BoardReader(p, calibrate([b.image for b in table.calibration], truths, p))
+    tally = PbrTally()
+    for i, b in enumerate(cases):
+        reading = reader.read(b.image, at_ns=i)
+        assert reading.problem is None or reading.problem.strip(), "a board refused without a reason"
+        tally.add(p, b, reading, name=f"case {b.meta.get('index')}")
+    assert tally.c["boards"] == len(cases)
+    assert tally.c["false_mismark_rows"] == 0, f"false accusations on {tally.false_boards}"
+
+
+def test_the_truth_is_what_the_seed_gives(cases):
+    """Contents and conditions are a pure function of the seed: regenerate and compare, without rendering."""
+    p = load_profile("invicta-12x4")
+    for b in cases:
+        meta = b.meta
+        assert meta["renderer_version"] == RENDERER_VERSION
+        contents, cond, rseed = case_inputs(p, PEG_SET, SEED, int(meta["index"]), spp=int(meta["spp"]))
+        assert rseed == meta["seed"]
+        assert list(contents.secret or ()) == meta["secret"]
+        assert sorted(contents.mismarked_rows) == meta["mismarked_rows"]
+        assert round(cond.light_kelvin) == meta["light_kelvin"]
+        assert cond.shield_closed == meta["shield_closed"]
+        assert round(Camera.of(cond).px_per_mm(p), 3) == meta["px_per_mm"]
+        guesses = [r["guess"] for r in b.truth["rows"]]
+        assert guesses == [list(g) for g in contents.guesses[: len(guesses)] if g is not None]
+
+
+def test_markers_sit_where_the_truth_projects_them(table):
+    """The camera model and Mitsuba's agree: detected marker corners match the truth projection."""
+    p = table.profile
+    cond = table_conditions(p, PEG_SET, SEED, spp=16)
+    cam = Camera.of(cond)
+    found = detect_markers(table.calibration[0].image, p.aruco_dictionary)
+    assert len(found) == len(p.markers)
+    for d in found:
+        mk = next(m for m in p.markers if m.id == d.id)
+        truth = cam.project(np.array([[x, y, cond.board_lift_mm] for x, y in mk.corners_mm()]))
+        assert np.abs(d.corners.reshape(4, 2) - truth).max() < 1.5
+
+
+def test_a_cheap_rerender_matches_the_cache(cases):
+    """One cached board rendered again at half size and 1 sample per pixel shows the same picture.
+
+    Only the path-tracing noise differs (and with it the auto exposure), so
+    the two are compared downsampled, each relative to its own mean.
+    """
+    pytest.importorskip("mitsuba")
+    from pegwatch.simulation.pbr.testbed import render_board
+
+    p = load_profile("invicta-12x4")
+    b = cases[0]
+    contents, cond, rseed = case_inputs(p, PEG_SET, SEED, int(b.meta["index"]), spp=1)
+    half = cond.with_(width=cond.width // 2, height=cond.height // 2, focal_px=cond.focal_px / 2)
+    again = render_board(p, contents, half, seed=rseed)
+    for key in ("covered_rows", "secret_covered", "light_band", "hands", "mismarked_rows", "secret"):
+        assert again.meta[key] == b.meta[key], key
+    corners = 2 * np.array(again.meta["board_corners_px"]) + 0.5  # OpenCV's pixel centres at half size
+    assert np.abs(corners - np.array(b.meta["board_corners_px"])).max() < 0.05
+    small = (cond.width // 16, cond.height // 16)
+    a = cv2.resize(again.image, small, interpolation=cv2.INTER_AREA).astype(float)
+    c = cv2.resize(b.image, small, interpolation=cv2.INTER_AREA).astype(float)
+    diff = np.abs(a / a.mean(axis=(0, 1)) - c / c.mean(axis=(0, 1)))
+    assert diff.mean() < 0.1  # another board of the set differs by 0.35 or more
+
+
+def test_blackbody_colours_run_from_warm_to_cool():
+    warm, cool = blackbody_rgb(2700), blackbody_rgb(6500)
+    assert warm[0] > warm[1] > warm[2]
+    assert abs(cool[0] - cool[2]) < 0.1 * cool[1]  # 6500 K is close to sRGB's white point
+
+
+def _row(colours, black, white, status="ok", kstatus="ok", bounds=None):
+    holes = tuple(HoleReading(c, 1.0 if c not in ("unknown", "occluded") else 0.0) for c in colours)
+    keys = KeyReading(black, white, 4 - black - white, 1.0, kstatus, *(bounds or (None, None)))
+    return RowReading(1, holes, keys, status)
+
+
+def test_judge_row_proves_clears_or_stays_unsure():
+    p = load_profile("invicta-12x4")
+    secret = ("red", "blue", "green", "white")
+    assert judge_row(p, secret, _row(["red", "blue", "green", "yellow"], 3, 0), is_last=False) == CLEAR
+    assert judge_row(p, secret, _row(["red", "blue", "green", "yellow"], 2, 0), is_last=False) == MISMARK
+    # One unknown hole: 3 right-place keys are possible (yellow) and impossible (white) -> unsure.
+    assert judge_row(p, secret, _row(["red", "blue", "green", "unknown"], 3, 0, "unknown"), is_last=False) == UNSURE
+    # ... but no colour in the unknown hole can give 0 right-place keys: a proven mis-mark.
+    assert judge_row(p, secret, _row(["red", "blue", "green", "unknown"], 0, 0, "unknown"), is_last=False) == MISMARK
+    assert judge_row(p, secret, _row(["red", "blue", "green", "yellow"], 0, 0, kstatus="empty"), is_last=True) == NOT_MARKED
+    assert judge_row(p, secret, _row(["occluded"] * 4, 0, 0, "occluded"), is_last=False) == UNSURE
+
+
+@pytest.mark.slow
+def test_pegwatch_calibrate_and_read_on_a_cached_board(table, cases, tmp_path):
+    """The command line's own path: `pegwatch calibrate` on the cached photos, then `pegwatch read --json`."""
+    exe = Path(sys.executable).with_name("pegwatch")
+    cal_images, truth_files = [], []
+    for i, b in enumerate(table.calibration):
+        cal_images.append(str(TABLE / f"cal-{i}.jpg"))
+        t = tmp_path / f"truth-{i}.json"
+        t.write_text(json.dumps({k: v for k, v in b.truth.items() if k != "pbr"}))
+        truth_files += ["--truth", str(t)]
+    cal = tmp_path / "cal.json"
+    subprocess.run([str(exe), "calibrate", *cal_images, *truth_files, "-o", str(cal)], check=True, capture_output=True, timeout=120)
+    case = next(b for b in cases if not b.meta["hands"])
+    stem = f"case-{case.meta['index']}.jpg"
+    out = subprocess.run(
+        [str(exe), "read", str(TABLE / stem), "--calibration", str(cal), "--json"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    record = json.loads(out.stdout)
+    assert 1 <= len(record["rows"]) <= table.profile.rows
+    assert all(r["status"] in ("ok", "unknown", "occluded", "empty") for r in record["rows"])
