@@ -113,9 +113,13 @@ def test_empty_board_calibrates_geometry_plastic_and_empty_holes_then_colours_fo
     )
     assert full.trust == "full" and full.not_learned == () and full.keys_not_learned == ()
     assert full.plastic_linear == cal.plastic_linear
+    # It reads as a calibration made from the same photos in one go, and never wrongly.
+    fresh = calibrate([r.image for r in invicta_table.calibration], _truths(invicta_table, {}), p)
     again = BoardReader(p, full).read(shot.image, at_ns=0)
-    played = [row for row in again.rows if shot.contents.guesses[row.row - 1] is not None]
-    assert sum(h.colour == c for row in played for h, c in zip(row.holes, shot.contents.guesses[row.row - 1], strict=True)) >= 0.95 * 4 * len(played)
+    once = BoardReader(p, fresh).read(shot.image, at_ns=0)
+    assert [h.colour for r in again.rows for h in r.holes] == [h.colour for r in once.rows for h in r.holes]
+    read = [(h.colour, c) for r, g in zip(again.rows, shot.contents.guesses, strict=True) if g for h, c in zip(r.holes, g, strict=True)]
+    assert all(a in (b, UNKNOWN) for a, b in read) and sum(a == b for a, b in read) >= 0.75 * len(read)
 
 
 def test_a_board_with_no_empty_hole_is_refused(invicta_table):
