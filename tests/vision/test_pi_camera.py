@@ -341,6 +341,18 @@ def test_picamera2_reopens_after_failure_with_the_same_lock(fake_picamera2):
     src.close()
 
 
+def test_a_camera_that_fails_while_settling_is_let_go(fake_picamera2, monkeypatch):
+    def no_focus(self):
+        self.calls.append("autofocus_cycle")
+        raise RuntimeError("autofocus cycle did not complete")
+
+    monkeypatch.setattr(fake_picamera2, "autofocus_cycle", no_focus)
+    with pytest.raises(CameraUnavailableError, match="failed while settling: autofocus"):
+        Picamera2Source(size=(32, 24), focus="once", picamera2_class=fake_picamera2)
+    cam = fake_picamera2.instances[0]
+    assert cam.calls[-2:] == ["stop", "close"]  # released: the next attempt will not find it busy
+
+
 def test_picamera2_missing_or_unopenable(monkeypatch, fake_picamera2):
     fake_picamera2.fail_open = True
     with pytest.raises(CameraUnavailableError, match="cannot be opened"):

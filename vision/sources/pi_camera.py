@@ -166,14 +166,21 @@ class Picamera2Source(SourceBase):
                 cam.close()
             raise CameraUnavailableError(f"Pi camera {self.camera_num} cannot be started: {exc}") from None
         self._cam = cam
-        if self.locked_controls is None:
-            locked = self._settle()
-            locked.update(self._focus_lock(cam))
-            locked["FrameDurationLimits"] = (self.frame_duration_us, self.frame_duration_us)
-            self.locked_controls = locked
-        # Reopening after a failure keeps the first lock: the table's
-        # calibration was made with it.
-        cam.set_controls(self.locked_controls)
+        try:
+            if self.locked_controls is None:
+                locked = self._settle()
+                locked.update(self._focus_lock(cam))
+                locked["FrameDurationLimits"] = (self.frame_duration_us, self.frame_duration_us)
+                self.locked_controls = locked
+            # Reopening after a failure keeps the first lock: the table's
+            # calibration was made with it.
+            cam.set_controls(self.locked_controls)
+        except Exception as exc:
+            # Let go of the camera, or the next attempt finds it busy.
+            self._drop()
+            if isinstance(exc, CameraUnavailableError):
+                raise
+            raise CameraUnavailableError(f"Pi camera {self.camera_num} failed while settling: {exc}") from None
         logger.info("Pi camera locked: %s", self.locked_controls)
 
     def _configuration(self, cam: Any) -> Any:
@@ -183,7 +190,13 @@ class Picamera2Source(SourceBase):
         }
         controls.update(self._focus_controls(cam))
         main = {"size": tuple(self.size), "format": "RGB888"}
-        mode = full_view_mode(list(getattr(cam, "sensor_modes", None) or ()), self.size)
+        try:
+            # picamera2 probes each mode (it configures the camera once per mode): before start.
+            modes = list(getattr(cam, "sensor_modes", None) or ())
+        except Exception as exc:
+            logger.warning("Pi camera sensor modes not listed: %s", exc)
+            modes = []
+        mode = full_view_mode(modes, self.size)
         self.sensor_mode = mode
         if mode is None:
             logger.warning("Pi camera lists no sensor modes; libcamera picks one (it may crop)")
