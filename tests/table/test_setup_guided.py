@@ -141,33 +141,43 @@ def test_low_trust_never_accuses_and_learns_from_the_rows_the_arbiter_confirms(t
     model = t.setup.overlay(t.program.display_model())
     assert model.table == "SET-UP" and model.message.text == "SET-UP: LOW TRUST"
     t.program.press(0)
-    rows = [(("red", "orange", "yellow", "green"), (2, 1)), (("blue", "purple", "white", "black"), (1, 2))]
-    for number, (guess, keys) in enumerate(rows, start=1):
+
+    def play(number, guess, keys):
         t.board.place(number, guess=guess)
         t.program.press(1)
-        _until(f"row {number}'s guess answered", lambda n=number: _readings(t.program, n, "guess"), t.program)
+        _until(f"row {number}'s guess answered", lambda: _readings(t.program, number, "guess"), t.program)
         t.board.place(number, keys=keys)
         t.program.press(0)
-        _until(f"row {number}'s marks answered", lambda n=number: _readings(t.program, n, "marks"), t.program)
-        # Nothing read in low trust is taken on its own: the row waits for the arbiter.
-        assert all(r["status"] != "ok" for r in _readings(t.program, number, "guess") + _readings(t.program, number, "marks"))
-        assert number in t.program.flow.checks()
-        assert t.setup.overlay(t.program.display_model()).message.text == f"CHECK ROW {number}"
-        # The arbiter enters the row as it is on the board.
-        t.program.arbiter("confirm_row", game=1, row=number, guess=list(guess), black=keys[0], white=keys[1])
-        t.program.step()
-        assert number not in t.program.flow.checks()
-        _until(f"row {number} learned", lambda n=number: (t.setup.step_once() or True) and
-               {(1, n, "guess"), (1, n, "marks")} <= t.setup._learned_rows)
-    assert t.setup.step is Step.DONE and t.setup.calibration.trust == "full"
+        _until(f"row {number}'s marks answered", lambda: _readings(t.program, number, "marks"), t.program)
+        answers = _readings(t.program, number, "guess") + _readings(t.program, number, "marks")
+        assert all(r["trust"] == "low" for r in answers)  # never a verdict on its own
+        return answers
+
+    # Colours never seen read unknown: the row goes to the arbiter, who enters it as it is.
+    first = (("red", "orange", "yellow", "green"), (2, 1))
+    answers = play(1, *first)
+    assert all(r["status"] != "ok" and "candidates" not in r for r in answers)
+    assert 1 in t.program.flow.checks()
+    assert t.setup.overlay(t.program.display_model()).message.text == "CHECK ROW 1"
+    t.program.arbiter("confirm_row", game=1, row=1, guess=list(first[0]), black=2, white=1)
+    t.program.step()
+    _until("row 1 learned", lambda: (t.setup.step_once() or True) and
+           {(1, 1, "guess"), (1, 1, "marks")} <= t.setup._learned_rows)
+    assert t.setup.step is Step.ROWS and set(t.setup.machine.to_learn) == {"blue", "purple", "white", "black"}
+    # Colours learned now read as they are, still marked low trust (the flow never accuses from those).
+    answers = play(2, ("green", "yellow", "red", "orange"), (2, 1))
+    assert answers[0]["status"] == "ok" and list(answers[0]["guess"]) == ["green", "yellow", "red", "orange"]
+    t.setup.step_once()
+    assert (1, 2, "guess") not in t.setup._learned_rows  # the camera's own reading teaches nothing
     assert not any(isinstance(v, Mismark) for v in t.program.verdicts)
-    # Full trust now: the next row is read and taken as it is.
-    guess = ("green", "white", "red", "purple")
-    t.board.place(3, guess=guess)
-    t.program.press(1)
-    _until("row 3 read", lambda: _readings(t.program, 3, "guess"), t.program)
-    assert _readings(t.program, 3, "guess")[0]["status"] == "ok"
-    assert list(_readings(t.program, 3, "guess")[0]["guess"]) == list(guess)
+    # The rest of the colours, from a row the arbiter confirms: the table is calibrated.
+    last = (("blue", "purple", "white", "black"), (1, 2))
+    play(3, *last)
+    t.program.arbiter("confirm_row", game=1, row=3, guess=list(last[0]), black=1, white=2)
+    t.program.step()
+    _until("row 3 learned", lambda: (t.setup.step_once() or True) and t.setup.step is Step.DONE)
+    assert t.setup.calibration.trust == "full"
+    assert t.setup.overlay(t.program.display_model()).table != "SET-UP"
 
 
 def test_a_board_without_markers_is_found_by_its_outline_and_kept_by_its_corners(tmp_path):

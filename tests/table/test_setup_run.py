@@ -112,11 +112,11 @@ def test_a_fresh_table_is_set_up_with_its_own_buttons_and_then_reads_rows(tmp_pa
         tap(hw.arbiter_button)
         _wait_for("asked to clear the board", said("clear the board"))
         tap(hw.arbiter_button)
-        _wait_for("asked how to learn the colours", said("colours from a layout"))
+        _wait_for("asked how to learn the colours", said("colours from a card or layout"))
         # While the set-up talks, the players' buttons answer it: no press reaches the clock.
         assert not _events(journal, "press")
-        tap(hw.player_buttons[0])  # left: the layout
-        _wait_for("asked to lay the pegs out", said("lay the pegs out"))
+        tap(hw.player_buttons[0])  # left: a card or the layout
+        _wait_for("asked for the card or the layout", said("a peg on each circle"))
         board.lay_out()
         tap(hw.arbiter_button)
         _wait_for("the set-up done", said("done; the table reads with full trust"))

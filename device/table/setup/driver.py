@@ -5,17 +5,17 @@ In a thread of its own it reads the camera while the set-up talks to the
 arbiter (looking for the board), takes the frames each step needs, and
 calls :func:`pegwatch.vision.calibrate.calibrate`: an empty board first
 (geometry, plastic and empty holes: a low-trust calibration), then the
-colours on top (``base=``) from the layout or from the rows the arbiter
-confirms. Nothing here can stall the clock: the buttons only queue a
+colours on top (``base=``) from the swatch card, the layout of pegs on
+the board, or the rows the arbiter confirms. Nothing here can stall the clock: the buttons only queue a
 press, the display only reads the machine's screen.
 
 Once the board is learned the ordinary
-:class:`~pegwatch.device.table.vision_worker.VisionWorker` reads it. In
-low trust its answers pass through :meth:`GuidedSetup.submit`, which turns
-every confident answer into ``unknown`` (with ``trust: "low"``): the row
-waits for the arbiter, who confirms what the camera reads with a short
-press, or enters it by hand. So a low-trust reading is shown and offered,
-never judged on its own. Every calibration is saved beside the journal
+:class:`~pegwatch.device.table.vision_worker.VisionWorker` reads it. Until
+the set-up is done its answers pass through :meth:`GuidedSetup.submit`,
+which marks each ``trust: "low"`` (the match flow shows such a reading and
+never accuses from it) and sends a row the camera is unsure of to the
+arbiter whole; the rows the arbiter confirms teach the colours.
+Every calibration is saved beside the journal
 (``calibration.json``) as soon as it is made, and a restart carries on from
 it.
 """
@@ -55,6 +55,8 @@ __all__ = ["CALIBRATION_NAME", "GuidedSetup", "SetupButtons", "remaining"]
 CALIBRATION_NAME = "calibration.json"
 #: Frames of the empty board averaged into its calibration.
 EMPTY_FRAMES = 2
+#: What a reading says within bounds (candidate colours, key-count ranges).
+_BOUNDS = frozenset({"candidates", "black_bounds", "white_bounds"})
 #: The match's phases in which no game is under way: the set-up may hold the buttons.
 _IDLE = (Phase.SETUP, Phase.GAME_OVER, Phase.MATCH_OVER)
 
@@ -213,10 +215,14 @@ class GuidedSetup(Closeable):
 
     def submit(self, kind: str, payload: Mapping[str, Any], at_ns: int | None = None,
                jpeg: bytes | None = None) -> None:
-        """The vision worker's answers on their way to the table: in low trust a
-        confident answer becomes ``unknown``, for the arbiter to confirm."""
-        if kind == "reading" and self.machine.step is not Step.DONE and payload.get("status") == "ok":
-            payload = {**payload, "status": UNKNOWN, "trust": "low"}
+        """The vision worker's answers on their way to the table. Until the set-up
+        is done every answer says ``trust: "low"`` (the flow shows such a
+        reading and never accuses from it), and one the camera is unsure of
+        goes to the arbiter whole, not judged within bounds: the rows the
+        arbiter confirms teach the colours."""
+        if kind == "reading" and self.machine.step is not Step.DONE:
+            payload = {k: v for k, v in payload.items() if k not in _BOUNDS or payload.get("status") == "ok"}
+            payload["trust"] = "low"
         self.program.submit(kind, payload, at_ns, jpeg)
 
     # -- the thread -------------------------------------------------------------------------
@@ -307,7 +313,7 @@ class GuidedSetup(Closeable):
         elif action is Action.CAPTURE_EMPTY:
             self._learn_frames(EMPTY_FRAMES, {"rules": "mso", "secret": None, "rows": []}, base=None)
         elif action is Action.CAPTURE_LAYOUT:
-            self._learn_frames(1, layout_record(self.profile), base=self.calibration)
+            self._learn_card_or_layout()
         elif action in (Action.READ_LOW_TRUST, Action.READ):
             assert self.calibration is not None
             self._read(self.calibration)
@@ -326,6 +332,27 @@ class GuidedSetup(Closeable):
             cal = calibrate(frames, [truth] * len(frames), self.profile, corners=self._corners if base is None else None,
                             base=base)
         except Exception as exc:  # a failed step is said and tried again, never fatal
+            logger.error("set-up: %s", exc)
+            self._act(self.machine.learned(False, problem=str(exc)))
+            return
+        self._keep(cal)
+        self._act(self.machine.learned(True, to_learn=remaining(cal)))
+
+    def _learn_card_or_layout(self) -> None:
+        """The swatch card when its markers are in view (``pegwatch markers
+        --swatch-card``, beside the board), else the layout on the board."""
+        from pegwatch.vision.calibrate import calibrate
+        from pegwatch.vision.swatch import card_for, locate_card, read_card
+
+        frame = self._frame()
+        if frame is None or self.calibration is None or locate_card(frame, card_for(self.profile)) is None:
+            self._learn_frames(1, layout_record(self.profile), base=self.calibration)
+            return
+        try:
+            samples = read_card(frame, self.profile, self.calibration, name="the swatch card")
+            cal = calibrate([], [], self.profile, base=self.calibration,
+                            extra_code=samples.code, extra_keys=samples.keys)
+        except Exception as exc:  # said on the display, tried again
             logger.error("set-up: %s", exc)
             self._act(self.machine.learned(False, problem=str(exc)))
             return
@@ -369,14 +396,15 @@ class GuidedSetup(Closeable):
             return
         game = self.program.flow.game
         rows = list(game.rows)
-        known = {(game.number, r.number, half) for r in rows for half, state in
-                 (("guess", r.guess_state), ("marks", r.marks_state)) if state is RowState.READ}
+        # Only what a person confirmed is truth: never the camera's own low-trust reading.
+        known = {(game.number, r.number, half) for r in rows if r.confirmed_by is not None
+                 for half, state in (("guess", r.guess_state), ("marks", r.marks_state)) if state is RowState.READ}
         if known <= self._learned_rows:
             return
         frame, reading = self.reader.last
         if reading.problem is not None:
             return
-        truth = _truth_of(rows, self.profile)
+        truth = _truth_of([r if r.confirmed_by is not None else None for r in rows], self.profile)
         try:
             cal = calibrate([frame], [truth], self.profile, base=self.calibration)
         except Exception as exc:  # not learned now; tried again at the next confirmed row

@@ -9,13 +9,15 @@ long press of the arbiter's button leaves the set-up for later.
    board's outline, whose corners the arbiter confirms.
 2. **The empty board.** The arbiter clears the board and confirms: the
    table learns the geometry, the plastic and the empty holes.
-3. **The colours.** Left: pegs laid out as the set-up page shows (the
-   layout), learned at once. Right: play, and the colours are learned from
-   the first rows the arbiter confirms.
+3. **The colours.** Left: a peg on each circle of the swatch card
+   (``pegwatch markers --swatch-card``) beside the board, or pegs laid out
+   on the board as ``docs/setup.md`` shows (the layout): learned at once.
+   Right: play, and the colours are learned from the first rows the
+   arbiter confirms.
 
 Until every colour is learned the table reads in **low trust**: what the
-camera reads is shown and offered to the arbiter, never judged on its own,
-so it never accuses; the display's header says ``SET-UP`` throughout.
+camera reads is shown, never accused from, and a row it is unsure of goes
+to the arbiter; the display's header says ``SET-UP`` throughout.
 
 :class:`SetupMachine` only steps on events (:meth:`~SetupMachine.saw`,
 :meth:`~SetupMachine.press`, :meth:`~SetupMachine.learned`) and returns the
@@ -45,9 +47,9 @@ class Step(enum.Enum):
     COLOURS = "colours"
     """Asking: a layout now (left), or the first confirmed rows (right)."""
     LAYOUT = "layout"
-    """Waiting for the arbiter to say the layout is on the board."""
+    """Waiting for the arbiter to say the swatch card or the layout is in place."""
     LEARN_LAYOUT = "learn_layout"
-    """Learning the colours of the layout."""
+    """Learning the colours of the card or the layout."""
     ROWS = "rows"
     """Playing in low trust: colours learned from the rows the arbiter confirms."""
     DONE = "done"
@@ -81,7 +83,7 @@ class Action(enum.Enum):
     CAPTURE_EMPTY = "capture_empty"
     """Take frames of the empty board and calibrate from them."""
     CAPTURE_LAYOUT = "capture_layout"
-    """Take a frame of the layout and learn its colours."""
+    """Take a frame of the swatch card (or else the layout) and learn its colours."""
     READ_LOW_TRUST = "read_low_trust"
     """Start reading the board in low trust; learn from confirmed rows."""
     READ = "read"
@@ -212,12 +214,12 @@ class SetupMachine:
                 text = "FAILED: ARB RETRY"
             return Screen("SET-UP", "SET-UP 2/3 EMPTY", Message(text, Severity.WARNING))
         if step is Step.COLOURS:
-            return Screen("SET-UP", "SET-UP 3/3 COLOURS", Message("L LAYOUT  R PLAY", Severity.WARNING))
+            return Screen("SET-UP", "SET-UP 3/3 COLOURS", Message("L CARD  R PLAY", Severity.WARNING))
         if step in (Step.LAYOUT, Step.LEARN_LAYOUT):
-            text = "LEARNING..." if step is Step.LEARN_LAYOUT else "LAY PEGS: ARB OK"
+            text = "LEARNING..." if step is Step.LEARN_LAYOUT else "CARD/LAYOUT: ARB OK"
             if step is Step.LAYOUT and self.failure is not None:
                 text = "FAILED: ARB RETRY"
-            return Screen("SET-UP", "SET-UP 3/3 LAYOUT", Message(text, Severity.WARNING))
+            return Screen("SET-UP", "SET-UP 3/3 CARD", Message(text, Severity.WARNING))
         if step is Step.ROWS:
             return Screen("SET-UP", None, Message("SET-UP: LOW TRUST", Severity.WARNING))
         return Screen("SET-UP", None, Message("SET-UP: ROWS BY HAND", Severity.WARNING))
@@ -240,9 +242,10 @@ class SetupMachine:
         return {
             Step.EMPTY: "set-up: clear the board, then the arbiter's short press",
             Step.LEARN_EMPTY: "set-up: learning the empty board",
-            Step.COLOURS: "set-up: colours from a layout (left button) or from confirmed rows (right button)",
-            Step.LAYOUT: "set-up: lay the pegs out as docs/setup.md shows, then the arbiter's short press",
-            Step.LEARN_LAYOUT: "set-up: learning the layout's colours",
+            Step.COLOURS: "set-up: colours from a card or layout (left button) or from confirmed rows (right button)",
+            Step.LAYOUT: "set-up: a peg on each circle of the swatch card beside the board, or the pegs laid out "
+            "as docs/setup.md shows; then the arbiter's short press",
+            Step.LEARN_LAYOUT: "set-up: learning the colours",
             Step.ROWS: "set-up: low trust; colours are learned from the rows the arbiter confirms"
             + (f" (still to learn: {', '.join(self.to_learn)})" if self.to_learn else ""),
             Step.DONE: "set-up: done; the table reads with full trust",
