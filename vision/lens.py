@@ -151,7 +151,7 @@ class Lens:
             pts,
             self.camera_matrix,
             self.distortion,
-            None,
+            np.eye(3),
             self.camera_matrix,
             (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 40, 1e-6),
         )

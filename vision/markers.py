@@ -95,28 +95,57 @@ def marker_image(name: str, marker_id: int, side_px: int, *, quiet_zone: bool = 
     return np.asarray(img, dtype=np.uint8)
 
 
+#: Detector settings: "steady" is the every-frame pass, "retry" the pass a
+#: frame gets when the first one found too few markers (see
+#: :class:`~pegwatch.vision.localise.MarkerLocaliser`).
+DETECTOR_KINDS = ("steady", "retry")
+
+
 @lru_cache(maxsize=16)
-def _detector(name: str) -> Any:
+def _detector(name: str, kind: str = "steady") -> Any:
     aruco = _aruco()
     d = get_dictionary(name)
     modern = hasattr(aruco, "ArucoDetector")
     params = aruco.DetectorParameters() if modern else aruco.DetectorParameters_create()
     params.cornerRefinementMethod = aruco.CORNER_REFINE_SUBPIX
-    # Two threshold windows instead of three: markers here are 20-60 px
-    # wide; on rendered hard photos this finds every visible marker in
-    # three quarters of the time.
-    params.adaptiveThreshWinSizeMin = 7
-    params.adaptiveThreshWinSizeMax = 17
-    params.adaptiveThreshWinSizeStep = 10
+    if kind == "steady":
+        # Two threshold windows instead of three: markers here are 20-60 px
+        # wide; on rendered hard photos this finds every visible marker in
+        # three quarters of the time.
+        params.adaptiveThreshWinSizeMin = 7
+        params.adaptiveThreshWinSizeMax = 17
+        params.adaptiveThreshWinSizeStep = 10
+    elif kind == "retry":
+        # Every window from 3 to 23 px in steps of 4: a small or blurred
+        # marker's border survives only some of them. A blurred corner is
+        # round, so its outline is allowed to stray further from a square
+        # (7 % of the perimeter instead of 3 %). The error correction stays
+        # OpenCV's: more of it makes ids up out of the table's grain.
+        params.adaptiveThreshWinSizeMin = 3
+        params.adaptiveThreshWinSizeMax = 23
+        params.adaptiveThreshWinSizeStep = 4
+        params.polygonalApproxAccuracyRate = 0.07
+        params.cornerRefinementWinSize = 3
+    else:
+        raise MarkerError(f"detector kind {kind!r} is not one of {', '.join(DETECTOR_KINDS)}")
     if modern:
         return aruco.ArucoDetector(d, params)
     return (d, params)  # pragma: no cover - OpenCV < 4.7
 
 
-def detect_markers(image: NDArray[np.uint8], dictionary: str) -> list[DetectedMarker]:
-    """Find markers of ``dictionary`` in a BGR or grey image, with sub-pixel corners."""
+def equalise(gray: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """Local contrast equalisation (CLAHE): a marker in shade or under glare
+    gets its black and white apart again before thresholding."""
+    clahe = cv2.createCLAHE(clipLimit=3.0, tileGridSize=(8, 8))
+    return np.asarray(clahe.apply(gray), dtype=np.uint8)
+
+
+def detect_markers(image: NDArray[np.uint8], dictionary: str, *, kind: str = "steady") -> list[DetectedMarker]:
+    """Find markers of ``dictionary`` in a BGR or grey image, with sub-pixel corners.
+
+    ``kind`` picks the detector's settings (:data:`DETECTOR_KINDS`)."""
     gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
-    det = _detector(dictionary)
+    det = _detector(dictionary, kind)
     if isinstance(det, tuple):  # pragma: no cover - OpenCV < 4.7
         corners, ids, _rej = _aruco().detectMarkers(gray, det[0], parameters=det[1])
     else:

@@ -37,6 +37,11 @@ MAX_MM = 10_000.0
 KEY_LAYOUTS: Mapping[str, int] = {"2x2": 4, "1x4": 4, "1x5": 5}
 """Allowed key-hole layouts and the number of key holes each has."""
 
+HEAD_SHAPES = ("dome", "flat")
+"""The shapes of a peg's head: a rounded cap, or a flat top (a cylinder)."""
+#: A peg head stands at most this high above the board (tall pawns are not pegs).
+MAX_HEAD_HEIGHT_MM = 40.0
+
 Point = tuple[float, float]
 Rect = tuple[float, float, float, float]
 
@@ -113,6 +118,30 @@ class BoardProfile:
     shield_mm: Rect | None = None
     render: RenderStyle = field(default_factory=RenderStyle)
     source: str = ""
+    #: Height of the top of a code peg's head above the board's surface
+    #: (0: flush with it, the flat model of profiles that do not say).
+    peg_head_height_mm: float = 0.0
+    #: The same for a key peg.
+    key_head_height_mm: float = 0.0
+    #: "dome" (a rounded cap) or "flat" (a cylinder's flat top).
+    peg_head_shape: str = "dome"
+
+    def _head_centre(self, top: float, diameter: float) -> float:
+        if self.peg_head_shape == "flat":
+            return top
+        # A dome's outline, seen from anywhere, is centred on its sphere's
+        # centre, a radius below the top; its coloured cap sits half-way.
+        return max(0.0, top - diameter / 4.0)
+
+    @property
+    def code_head_centre_height_mm(self) -> float:
+        """How high above the board a code peg's head is centred: where the reader samples it."""
+        return self._head_centre(self.peg_head_height_mm, self.code_hole_diameter_mm)
+
+    @property
+    def key_head_centre_height_mm(self) -> float:
+        """How high above the board a key peg's head is centred."""
+        return self._head_centre(self.key_head_height_mm, self.key_hole_diameter_mm)
 
     @property
     def key_holes(self) -> int:
@@ -311,6 +340,15 @@ def profile_from_dict(data: Mapping[str, Any], *, source: str = "<profile>", def
         raise r.fail("size_mm", f"{list(size)} must be positive")
     code_d = r.float_("code_hole_diameter_mm")
     key_d = r.float_("key_hole_diameter_mm")
+    heights: list[float] = []
+    for key in ("peg_head_height_mm", "key_head_height_mm"):
+        v = r.float_(key, 0.0, positive=False)
+        if not 0.0 <= v <= MAX_HEAD_HEIGHT_MM:
+            raise r.fail(key, f"{v:g} is not a height in 0..{MAX_HEAD_HEIGHT_MM:g} mm above the board")
+        heights.append(v)
+    head_shape = r.str_("peg_head_shape", "dome").lower()
+    if head_shape not in HEAD_SHAPES:
+        raise r.fail("peg_head_shape", f"{_short(head_shape)} is not one of {', '.join(HEAD_SHAPES)}")
     palette_raw = r.get("palette")
     if (
         not isinstance(palette_raw, list)
@@ -414,6 +452,9 @@ def profile_from_dict(data: Mapping[str, Any], *, source: str = "<profile>", def
         shield_mm=shield,
         render=style,
         source=source,
+        peg_head_height_mm=heights[0],
+        key_head_height_mm=heights[1],
+        peg_head_shape=head_shape,
     )
     _check_inside(profile, r)
     return profile

@@ -105,7 +105,7 @@ def localiser_for(
     localisers place the board in 3D with it (:attr:`Localisation.pose`).
     """
     if method == "markers":
-        return MarkerLocaliser(profile)
+        return MarkerLocaliser(profile, lens=lens)
     if method == "corners":
         if corners_px is None:
             raise LocalisationError("the corners method needs four corners")

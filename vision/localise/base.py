@@ -4,6 +4,7 @@ the :class:`Localiser` protocol, homography helpers and the top-down warp.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -19,6 +20,16 @@ RECT_PX_PER_MM = 4.0
 """Resolution of :func:`rectify`'s top-down board image: 4 px per mm puts
 about 28 px across a code peg and 14 px across a key peg."""
 
+#: The fewest pixels per millimetre on the board the reader needs: a key peg
+#: (3.6 mm) is then 9 px across and its inner disc still holds pixels clear
+#: of the plastic's blur (issue 14: the board must be found and read at 2.5).
+MIN_PX_PER_MM = 2.5
+#: The least :attr:`Localisation.sharpness` the reader needs: the share of a
+#: step edge's contrast that survives within 0.5 mm (see :func:`board_sharpness`
+#: and docs/lens.md). A Gaussian blur of sigma 0.6 mm, where a key peg's
+#: colour is mixed with the plastic around it half-way in, gives about 0.3.
+MIN_SHARPNESS = 0.3
+
 BOARD_MOVED = "board moved, recalibrate"
 MARKERS_NOT_FOUND = "markers not found"
 NO_BOARD = "no board found"
@@ -33,6 +44,12 @@ class BoardProjection(Protocol):
         """Board points (N×3: x, y in board mm, z in mm above the board's
         surface) to image px (N×2)."""
         ...
+
+
+def lens_is_measured(pose: BoardProjection | None) -> bool:
+    """True when ``pose`` carries a calibrated lens (``pose.lens.measured``)."""
+    lens = getattr(pose, "lens", None)
+    return bool(getattr(lens, "measured", False))
 
 
 class LocalisationError(BadInput):
@@ -51,6 +68,15 @@ class Localisation:
     ``row_shift_mm`` (when the hole pattern was matched) is, per row, where
     the row's holes were found relative to where the homography puts them
     (NaN for rows that gave no clear answer, e.g. under a hand).
+
+    ``pose`` places points above the board (peg heads) and, with a
+    calibrated lens, the board itself with its distortion.
+    ``px_per_mm`` is the image's resolution at the board's centre and
+    ``sharpness`` how much of an edge's contrast survives blur on the board
+    (0..1, see :func:`board_sharpness`); either below :data:`MIN_PX_PER_MM`
+    or :data:`MIN_SHARPNESS` means the reader cannot trust small detail.
+    ``held`` is True when the markers were not seen in this frame and the
+    fixed camera's last good fit was kept.
     """
 
     ok: bool
@@ -63,6 +89,19 @@ class Localisation:
     size_mm: tuple[float, float] | None = None
     row_shift_mm: tuple[tuple[float, float], ...] | None = None
     pose: BoardProjection | None = None
+    px_per_mm: float | None = None
+    sharpness: float | None = None
+    held: bool = False
+
+    @property
+    def too_coarse(self) -> bool:
+        """The board is imaged with fewer than :data:`MIN_PX_PER_MM` px/mm."""
+        return self.px_per_mm is not None and self.px_per_mm < MIN_PX_PER_MM
+
+    @property
+    def too_blurred(self) -> bool:
+        """The board's sharpness is below :data:`MIN_SHARPNESS`."""
+        return self.sharpness is not None and self.sharpness < MIN_SHARPNESS
 
     def board_to_image(self) -> NDArray[np.float64] | None:
         """The inverse homography (board mm to image px), or None."""
@@ -92,9 +131,12 @@ class Localisation:
         """Board mm (N×2) at ``height_mm`` above the board to image px (N×2).
 
         With a :attr:`pose` the points are projected in 3D; without one only
-        the board plane is known, so this is :meth:`to_image`."""
+        the board plane is known, so this is :meth:`to_image`. On the board
+        itself (``height_mm`` 0) the homography is used unless the lens was
+        calibrated: the homography was fitted to this camera's pixels and
+        absorbs a mild distortion where no lens model says better."""
         pts = np.asarray(points_mm, dtype=np.float64).reshape(-1, 2)
-        if self.pose is None or height_mm == 0.0:
+        if self.pose is None or (height_mm == 0.0 and not lens_is_measured(self.pose)):
             return self.to_image(pts)
         xyz = np.column_stack([pts, np.full(len(pts), float(height_mm))])
         return np.asarray(self.pose.project(xyz), dtype=np.float64).reshape(-1, 2)
@@ -177,3 +219,168 @@ def corners_homography(profile: BoardProfile, corners_px: Sequence[Sequence[floa
     out: NDArray[np.float64] = np.asarray(h, dtype=np.float64)
     out = out / out[2, 2]
     return out
+
+
+def board_scale_px_per_mm(image_to_board: NDArray[np.float64], point_mm: tuple[float, float]) -> float:
+    """Pixels per mm at ``point_mm`` on the board: the square root of the area scale there
+    (the geometric mean of the scales along and across an oblique view)."""
+    b2i = np.linalg.inv(np.asarray(image_to_board, dtype=np.float64))
+    x, y = point_mm
+    d = 0.5
+    pts = apply_homography(b2i, np.array([[x - d, y], [x + d, y], [x, y - d], [x, y + d]]))
+    jx = (pts[1] - pts[0]) / (2 * d)
+    jy = (pts[3] - pts[2]) / (2 * d)
+    return math.sqrt(abs(float(jx[0] * jy[1] - jx[1] * jy[0])))
+
+
+#: Extra blur (px) applied to measure the edges' own blur (see :func:`edge_blur_px`).
+REBLUR_PX = 2.0
+#: Sharpness is measured on a grid of square patches over the board: how many
+#: across and down, and each patch's side (mm): enough to hold a hole and
+#: its rim at any tilt, few enough to keep the steady read fast.
+SHARPNESS_PATCHES = (4, 2)
+SHARPNESS_PATCH_MM = 22.0
+_ORIENTATION_BINS = 4
+#: Which percentile of the edges' ratios gives the blur (see :func:`_sigma_from_ratios`).
+RATIO_PERCENTILE = 75.0
+#: The weakest re-blurred gradient (Sobel units, gain 8) taken as an edge: a
+#: step of 24 grey levels under a blur of 6 px still reaches it; noise does not.
+_MIN_EDGE = 12.0
+
+
+def _edge_ratios(gray: NDArray[np.uint8], *, tile: int = 0) -> tuple[NDArray[np.float32], NDArray[np.intp]]:
+    """At the strongest edge crests of ``gray``: gradient ratio before/after a
+    re-blur of :data:`REBLUR_PX`, and the edge's orientation bin (0..3).
+
+    ``tile`` > 0: ``gray`` is square patches of that height stacked one
+    under the other; the rows near their seams are left out."""
+    g = gray.astype(np.float32)
+    g1 = cv2.GaussianBlur(g, (0, 0), REBLUR_PX)
+    gx0 = cv2.Sobel(g, cv2.CV_32F, 1, 0, ksize=3)
+    gy0 = cv2.Sobel(g, cv2.CV_32F, 0, 1, ksize=3)
+    gx1 = cv2.Sobel(g1, cv2.CV_32F, 1, 0, ksize=3)
+    gy1 = cv2.Sobel(g1, cv2.CV_32F, 0, 1, ksize=3)
+    m1 = np.asarray(cv2.magnitude(gx1, gy1), dtype=np.float32)
+    # Candidates: strong enough, clear of the borders and seams the blur reaches across.
+    rows_n, cols_n = int(gray.shape[0]), int(gray.shape[1])
+    b = math.ceil(3 * REBLUR_PX)
+    cand: NDArray[np.bool_] = m1 >= _MIN_EDGE
+    cand[:, :b] = False
+    cand[:, -b:] = False
+    step = tile if tile > 0 else rows_n
+    for y in range(0, rows_n, step):
+        cand[y : y + b] = False
+        cand[max(0, y + step - b) : y + step] = False
+    ys, xs = np.nonzero(cand)
+    m1s = m1[ys, xs]
+    gxs, gys = gx1[ys, xs], gy1[ys, xs]
+    # Orientation of the gradient in four bins (0: along x, 1: 45 degrees,
+    # 2: along y, 3: 135 degrees in image axes, y down), and a crest where
+    # the re-blurred gradient peaks across the edge (non-maximum suppression).
+    ax, ay = np.abs(gxs), np.abs(gys)
+    tan22 = np.float32(math.tan(math.pi / 8))
+    bins = np.where(ay <= tan22 * ax, 0, np.where(ax <= tan22 * ay, 2, np.where(gxs * gys > 0, 1, 3))).astype(np.intp)
+    dy = np.array([0, 1, 1, 1], dtype=np.intp)[bins]
+    dx = np.array([1, 1, 0, -1], dtype=np.intp)[bins]
+    fwd = m1[np.minimum(ys + dy, rows_n - 1), np.clip(xs + dx, 0, cols_n - 1)]
+    back = m1[np.maximum(ys - dy, 0), np.clip(xs - dx, 0, cols_n - 1)]
+    crest = (m1s >= fwd) & (m1s > back)
+    ys, xs, bins, m1s = ys[crest], xs[crest], bins[crest], m1s[crest]
+    # The strongest edges of each orientation in each patch: motion blur
+    # lowers the crests across its direction only, and those are the ones
+    # to measure; a patch's contrast is its own (the board's rim, a hole).
+    group = (ys // step) * _ORIENTATION_BINS + bins
+    top = np.zeros((rows_n // step + 1) * _ORIENTATION_BINS, dtype=np.float32)
+    np.maximum.at(top, group, m1s)
+    keep = m1s >= 0.5 * top[group]
+    ys, xs, bins, m1s = ys[keep], xs[keep], bins[keep], m1s[keep]
+    m0 = np.hypot(gx0[ys, xs], gy0[ys, xs])
+    ratio = m0 / m1s
+    return ratio.astype(np.float32), bins
+
+
+def _sigma_from_ratios(ratio: NDArray[np.float32], bins: NDArray[np.intp], *, min_edges: int = 8) -> float | None:
+    """The blur (px) of the worst-blurred orientation: motion smears one way."""
+    worst: float | None = None
+    for k in range(_ORIENTATION_BINS):
+        r = ratio[bins == k]
+        if len(r) < min_edges:
+            continue
+        # The upper quartile: thin lines and a peg's shaded dome read blurrier
+        # than they are (their re-blurred crests merge); isolated edges do not.
+        q = float(np.percentile(r, RATIO_PERCENTILE))
+        sigma = float("inf") if q <= 1.0 + 1e-3 else REBLUR_PX / math.sqrt(q * q - 1.0)
+        worst = sigma if worst is None else max(worst, sigma)
+    return worst
+
+
+def edge_blur_px(gray: NDArray[np.uint8]) -> float | None:
+    """The blur of the strongest edges in ``gray``, as a Gaussian's sigma in px.
+
+    An edge blurred by sigma has a gradient peak C/sqrt(2 pi sigma^2); blurred
+    again by a known s its peak drops by sqrt(sigma^2 + s^2)/sigma, whatever
+    its contrast C (Zhuo and Sim, "Defocus map estimation from a single
+    image", 2011). The upper quartile of that ratio over the strongest edge
+    pixels, per edge orientation, gives sigma; the worst orientation counts, since
+    motion blurs only across its direction. It includes the pixel's own
+    size and the Sobel operator (about 0.8 px in all for a perfect edge).
+    None when there are too few edges to tell.
+    """
+    ratio, bins = _edge_ratios(gray)
+    return _sigma_from_ratios(ratio, bins)
+
+
+def sharpness_from_blur_mm(sigma_mm: float) -> float:
+    """Sharpness 0..1 of a blur of ``sigma_mm``: the share of a step edge's contrast
+    that changes within 0.5 mm across it, erf(0.25 / (sigma sqrt 2))."""
+    if not math.isfinite(sigma_mm):
+        return 0.0
+    if sigma_mm <= 0.0:
+        return 1.0
+    return math.erf(0.25 / (sigma_mm * math.sqrt(2.0)))
+
+
+def board_sharpness(
+    frame: NDArray[np.uint8], image_to_board: NDArray[np.float64], size_mm: tuple[float, float]
+) -> tuple[float | None, float | None]:
+    """(px per mm at the board's centre, sharpness 0..1) of the board in ``frame``.
+
+    Sharpness is measured on a grid of patches over the board's area
+    (:data:`SHARPNESS_PATCHES`) and is None when they show too few edges.
+    """
+    w, h = size_mm
+    ppm = board_scale_px_per_mm(image_to_board, (w / 2.0, h / 2.0))
+    if not math.isfinite(ppm) or ppm <= 0:
+        return None, None
+    nx, ny = SHARPNESS_PATCHES
+    cx = (np.arange(nx) + 0.5) * w / nx
+    cy = (np.arange(ny) + 0.5) * h / ny
+    centres_mm = np.array([(x, y) for y in cy for x in cx])
+    b2i = np.linalg.inv(np.asarray(image_to_board, dtype=np.float64))
+    centres = apply_homography(b2i, centres_mm)
+    half = max(12, round(SHARPNESS_PATCH_MM * ppm / 2.0))
+    hgt, wid = frame.shape[:2]
+    patches: list[NDArray[np.uint8]] = []
+    for x, y in centres:
+        if not (math.isfinite(x) and math.isfinite(y)):
+            continue
+        x0, y0 = int(x) - half, int(y) - half
+        x1, y1 = x0 + 2 * half, y0 + 2 * half
+        cx0, cy0, cx1, cy1 = max(0, x0), max(0, y0), min(wid, x1), min(hgt, y1)
+        if cx1 - cx0 < half or cy1 - cy0 < half:
+            continue
+        patch = frame[cy0:cy1, cx0:cx1]
+        gray = np.asarray(patch if patch.ndim == 2 else cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY), dtype=np.uint8)
+        if gray.shape != (2 * half, 2 * half):
+            gray = np.asarray(
+                cv2.copyMakeBorder(gray, cy0 - y0, y1 - cy1, cx0 - x0, x1 - cx1, cv2.BORDER_REPLICATE), dtype=np.uint8
+            )
+        patches.append(gray)
+    if not patches:
+        return ppm, None
+    # One stack, one pass of each filter: the patches are small and many.
+    ratio, bins = _edge_ratios(np.vstack(patches), tile=2 * half)
+    sigma = _sigma_from_ratios(ratio, bins, min_edges=12)
+    if sigma is None:
+        return ppm, None
+    return ppm, sharpness_from_blur_mm(sigma / ppm)

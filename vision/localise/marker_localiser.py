@@ -1,42 +1,82 @@
-"""Localisation by the profile's ArUco markers, found afresh in every frame."""
+"""Localisation by the profile's ArUco markers, found afresh in every frame.
+
+The camera is fixed, so a good fit is kept until the markers say the
+camera moved: a frame whose markers sit where they sat (within
+:data:`MOVE_TOLERANCE_MM`) reuses the fit, and a frame in which they are not
+found at all (a hand over them, a blurred frame) keeps it too, marked
+``held``. Markers found elsewhere are a move, and the board is fitted anew.
+"""
 
 from __future__ import annotations
 
+import logging
 import math
 import time
+from dataclasses import replace
 
 import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from pegwatch.vision.lens import Lens
 from pegwatch.vision.localise.base import (
     MARKERS_NOT_FOUND,
     Localisation,
     LocalisationError,
     apply_homography,
+    board_sharpness,
     check_frame,
     failed,
 )
 from pegwatch.vision.localise.grid import refine_to_grid, row_tuple, worst_residual
-from pegwatch.vision.markers import DetectedMarker, detect_markers, profile_marker_points
+from pegwatch.vision.markers import DetectedMarker, detect_markers, equalise, profile_marker_points
+from pegwatch.vision.pose import BoardPose, PoseError, estimate_lens, fit_pose
 from pegwatch.vision.profile import BoardProfile
+
+logger = logging.getLogger(__name__)
+
+#: Markers whose centres moved less than this (mm on the board's plane) since
+#: the last fit have not moved: the fit is kept. Centres, not corners: blur
+#: rounds a marker's corners inwards but leaves its centre where it was.
+MOVE_TOLERANCE_MM = 0.5
+#: The retry passes run when the first pass found fewer markers than this
+#: (or than the profile has) and no kept fit is confirmed: two markers on one
+#: side of the board place its far end poorly.
+RETRY_BELOW = 3
+#: The markers' corners must agree on one plane within this (RMS, mm).
+MAX_MARKER_RMS_MM = 2.0
+
+Points = tuple[NDArray[np.float64], NDArray[np.float64], tuple[int, ...]]
 
 
 class MarkerLocaliser:
-    """Homography from the profile's ArUco markers, found afresh in every frame.
+    """Homography (and camera pose) from the profile's ArUco markers.
 
-    At least two of the profile's markers must be seen. Detection runs on a
-    half-size image (markers of 20 mm are still ~25 px wide there) and the
-    corners are refined at full size. With ``refine`` the fit is then nudged
-    onto the hole pattern, which absorbs lens distortion at the board and a
-    board that slid on its tray; a pattern that cannot be found is reported
-    in ``quality`` rather than trusted.
+    At least two of the profile's markers must be seen. The first pass
+    detects on a half-size image (markers of 20 mm are still ~25 px wide
+    there), looking first where the markers were last time. When it finds
+    too few, the frame is searched again: equalised (CLAHE) at half size, at
+    full size with every threshold window, and equalised at a third of the
+    size (where a motion blur is a third as long). The corners are refined
+    at full size. With ``refine`` the fit is then nudged onto the hole
+    pattern, which absorbs lens distortion at the board and a board that
+    slid on its tray; a pattern that cannot be found is reported in
+    ``quality`` rather than trusted.
+
+    ``lens`` is the table's calibrated lens; without one a pinhole is
+    estimated (:func:`~pegwatch.vision.pose.estimate_lens`).
     """
 
     method = "markers"
 
     def __init__(
-        self, profile: BoardProfile, *, refine: bool = True, detect_scale: float = 0.5, recheck_s: float = 1.0
+        self,
+        profile: BoardProfile,
+        *,
+        refine: bool = True,
+        detect_scale: float = 0.5,
+        recheck_s: float = 1.0,
+        lens: Lens | None = None,
     ) -> None:
         if not profile.markers:
             raise LocalisationError(f"board profile {profile.name} defines no markers")
@@ -44,24 +84,33 @@ class MarkerLocaliser:
         self.refine = refine
         self.detect_scale = detect_scale
         self.recheck_s = recheck_s
-        self._last: tuple[NDArray[np.float64], Localisation, int] | None = None
+        self.lens = lens
+        # The last good fit: marker centres by id (image px), the result, when it was fitted.
+        self._last: tuple[dict[int, NDArray[np.float64]], Localisation, int] | None = None
         self._rois: dict[int, tuple[int, int, int, int]] = {}
 
-    def _find(self, gray: NDArray[np.uint8], offset: tuple[int, int] = (0, 0)) -> list[DetectedMarker]:
-        scale = self.detect_scale
+    # --- detection -------------------------------------------------------
+
+    def _find(
+        self,
+        gray: NDArray[np.uint8],
+        offset: tuple[int, int] = (0, 0),
+        *,
+        scale: float | None = None,
+        kind: str = "steady",
+    ) -> list[DetectedMarker]:
+        scale = self.detect_scale if scale is None else scale
         small = gray
         if scale != 1.0:
             small = np.asarray(cv2.resize(gray, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA), dtype=np.uint8)
-        found = detect_markers(small, self.profile.aruco_dictionary)
+        found = detect_markers(small, self.profile.aruco_dictionary, kind=kind)
         ox, oy = offset
         return [
             DetectedMarker(f.id, ((f.corners + 0.5) / scale - 0.5 + np.array([ox, oy], dtype=np.float32)).astype(np.float32))
             for f in found
         ]
 
-    def _detect(self, frame: NDArray[np.uint8]) -> tuple[NDArray[np.float64], NDArray[np.float64], tuple[int, ...]]:
-        gray = np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame, dtype=np.uint8)
-        hgt, wid = gray.shape
+    def _first_pass(self, gray: NDArray[np.uint8]) -> list[DetectedMarker]:
         found: list[DetectedMarker] = []
         if self._rois:
             # The camera is fixed: look where the markers were last time first.
@@ -71,7 +120,39 @@ class MarkerLocaliser:
                 found = []
         if not found:
             found = self._find(gray)
-        img_pts, board_pts, used = profile_marker_points(self.profile, found)
+        return found
+
+    def _retry(self, gray: NDArray[np.uint8], found: list[DetectedMarker]) -> list[DetectedMarker]:
+        """More passes, each adding the markers the others missed, until enough are found."""
+        want = min(RETRY_BELOW, len(self.profile.markers))
+        ids = {m.id for m in self.profile.markers}
+        have = {f.id: f for f in found if f.id in ids}
+        # (image, scale, detector kind) of each pass, equalised images made only when reached.
+        passes: tuple[tuple[bool, float, str], ...] = ((True, self.detect_scale, "steady"), (False, 1.0, "retry"), (True, 1.0 / 3.0, "retry"))
+        eq: NDArray[np.uint8] | None = None
+        for use_eq, scale, kind in passes:
+            if len(have) >= want:
+                break
+            if use_eq and eq is None:
+                eq = equalise(gray)
+            img = eq if use_eq and eq is not None else gray
+            for f in self._find(img, scale=scale, kind=kind):
+                if f.id in ids and f.id not in have:
+                    have[f.id] = f
+        extra = [f for f in found if f.id not in ids]
+        return list(have.values()) + extra
+
+    def _refine_corners(self, gray: NDArray[np.uint8], img_pts: NDArray[np.float64]) -> NDArray[np.float64]:
+        if self.detect_scale == 1.0 or len(img_pts) == 0:
+            return img_pts
+        corners = img_pts.astype(np.float32).reshape(-1, 1, 2)
+        crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 0.02)
+        win = max(2, round(1.5 / self.detect_scale))
+        cv2.cornerSubPix(gray, corners, (win, win), (-1, -1), crit)
+        return np.asarray(corners.reshape(-1, 2), dtype=np.float64)
+
+    def _remember_rois(self, found: list[DetectedMarker], used: tuple[int, ...], shape: tuple[int, int]) -> None:
+        hgt, wid = shape
         self._rois = {}
         for f in found:
             if f.id in used:
@@ -83,43 +164,112 @@ class MarkerLocaliser:
                     min(wid, int(bx + m) + 1),
                     min(hgt, int(by + m) + 1),
                 )
-        if not used:
-            return img_pts, board_pts, used
-        if self.detect_scale != 1.0:
-            scale = self.detect_scale
-            corners = img_pts.astype(np.float32).reshape(-1, 1, 2)
-            crit = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 0.02)
-            win = max(2, round(1.5 / scale))
-            cv2.cornerSubPix(gray, corners, (win, win), (-1, -1), crit)
-            img_pts = corners.reshape(-1, 2).astype(np.float64)
-        return img_pts, board_pts, used
+
+    # --- keeping the fit ---------------------------------------------------
+
+    @staticmethod
+    def _centres(img_pts: NDArray[np.float64], used: tuple[int, ...]) -> dict[int, NDArray[np.float64]]:
+        return {mid: img_pts[4 * k : 4 * k + 4].mean(axis=0) for k, mid in enumerate(used)}
+
+    def _agrees(self, centres: dict[int, NDArray[np.float64]]) -> bool:
+        """Do the markers seen now sit where they sat at the last fit (two at least)?"""
+        if self._last is None:
+            return False
+        last_centres, loc, _t = self._last
+        common = [i for i in centres if i in last_centres]
+        if len(common) < 2:
+            return False
+        ppm = loc.px_per_mm or 1.0
+        worst = max(float(np.linalg.norm(centres[i] - last_centres[i])) for i in common)
+        return worst <= MOVE_TOLERANCE_MM * ppm
+
+    def _with_sharpness(self, frame: NDArray[np.uint8], loc: Localisation, **changes: object) -> Localisation:
+        if loc.image_to_board is None:
+            return replace(loc, **changes)  # type: ignore[arg-type]
+        ppm, sharp = board_sharpness(frame, loc.image_to_board, self.profile.size_mm)
+        return replace(loc, px_per_mm=ppm, sharpness=sharp, **changes)  # type: ignore[arg-type]
+
+    # --- the fit -----------------------------------------------------------
+
+    def _homography(self, img_pts: NDArray[np.float64], board_pts: NDArray[np.float64], used: tuple[int, ...]) -> tuple[NDArray[np.float64], float, Points] | None:
+        """The markers' homography; a marker that disagrees with the others (misread, moved) is left out."""
+
+        def fit(ip: NDArray[np.float64], bp: NDArray[np.float64]) -> tuple[NDArray[np.float64], float] | None:
+            found_h, _mask = cv2.findHomography(ip, bp, 0)
+            if found_h is None:
+                return None
+            h = np.asarray(found_h, dtype=np.float64)
+            rms = float(np.sqrt(np.mean(np.sum((apply_homography(h, ip) - bp) ** 2, axis=1))))
+            return h, rms
+
+        got = fit(img_pts, board_pts)
+        if got is not None and got[1] <= MAX_MARKER_RMS_MM:
+            return got[0], got[1], (img_pts, board_pts, used)
+        best: tuple[NDArray[np.float64], float, Points] | None = None
+        if len(used) >= 4:
+            for k in range(len(used)):
+                keep = np.ones(len(img_pts), dtype=bool)
+                keep[4 * k : 4 * k + 4] = False
+                sub = fit(img_pts[keep], board_pts[keep])
+                if sub is not None and (best is None or sub[1] < best[1]):
+                    ids = used[:k] + used[k + 1 :]
+                    best = (sub[0], sub[1], (img_pts[keep], board_pts[keep], ids))
+        if best is not None and best[1] <= MAX_MARKER_RMS_MM:
+            logger.info("marker %s disagrees with the others; left out", sorted(set(used) - set(best[2][2])))
+            return best
+        return None
+
+    def _pose(
+        self, img_pts: NDArray[np.float64], board_pts: NDArray[np.float64], h_markers: NDArray[np.float64], h_board: NDArray[np.float64], size: tuple[int, int]
+    ) -> BoardPose | None:
+        """The camera's pose from the markers' corners; the board's place on the tray from the final fit."""
+        try:
+            if self.lens is not None:
+                lens = self.lens.for_size(size)
+            else:
+                b2i = np.linalg.inv(h_markers)
+                lens = estimate_lens(b2i / b2i[2, 2], size)
+            board_to_tray = h_markers @ np.linalg.inv(h_board)
+            return fit_pose(board_pts, img_pts, lens, board_to_fit=board_to_tray / board_to_tray[2, 2])
+        except (PoseError, cv2.error, np.linalg.LinAlgError) as exc:
+            logger.debug("no camera pose: %s", exc)
+            return None
 
     def locate(self, frame: NDArray[np.uint8]) -> Localisation:
-        """Find the markers and fit; not ok with "markers not found" if fewer than two are seen."""
+        """Find the markers and fit; keep the last fit while they stay put or are not seen.
+
+        Not ok with "markers not found" when fewer than two are seen and no
+        fit was ever made.
+        """
         check_frame(frame)
-        img_pts, board_pts, used = self._detect(frame)
-        if len(used) < 2:
-            return failed(self.method, MARKERS_NOT_FOUND, markers_seen=used)
-        found_h, _mask = cv2.findHomography(img_pts, board_pts, 0)
-        if found_h is None:
-            return failed(self.method, MARKERS_NOT_FOUND, markers_seen=used)
-        h: NDArray[np.float64] = np.asarray(found_h, dtype=np.float64)
-        rms = float(np.sqrt(np.mean(np.sum((apply_homography(h, img_pts) - board_pts) ** 2, axis=1))))
-        if rms > 2.0:
-            # Markers that do not agree on one plane: one was moved or misplaced.
-            return failed(self.method, f"markers disagree by {rms:.1f} mm; check they are where the profile says", markers_seen=used)
-        quality = len(used) / len(self.profile.markers) / (1.0 + rms)
-        # The camera is fixed: while the markers stay put, reuse the refined fit
-        # for up to recheck_s (a board nudged on its tray is caught by then).
+        gray = np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame, dtype=np.uint8)
+        found = self._first_pass(gray)
+        img_pts, board_pts, used = profile_marker_points(self.profile, found)
+        centres = self._centres(img_pts, used)
+        agrees = self._agrees(centres)
+        if not agrees and len(used) < min(RETRY_BELOW, len(self.profile.markers)):
+            found = self._retry(gray, found)
+            img_pts, board_pts, used = profile_marker_points(self.profile, found)
+            centres = self._centres(img_pts, used)
+            agrees = self._agrees(centres)
+        self._remember_rois(found, used, (gray.shape[0], gray.shape[1]))
         now = time.monotonic_ns()
         last = self._last
-        if (
-            last is not None
-            and last[0].shape == img_pts.shape
-            and float(np.max(np.abs(last[0] - img_pts))) < 0.35
-            and now - last[2] < self.recheck_s * 1e9
-        ):
-            return last[1]
+        # The fixed camera has not moved (or the markers cannot say): keep the
+        # fit, and re-fit now and then while the markers are seen, so that a
+        # board nudged on its tray is followed.
+        if last is not None and ((agrees and now - last[2] < self.recheck_s * 1e9) or len(used) < 2):
+            return self._with_sharpness(frame, last[1], markers_seen=used, held=not agrees)
+        if len(used) < 2:
+            return failed(self.method, MARKERS_NOT_FOUND, markers_seen=used)
+        img_pts = self._refine_corners(gray, img_pts)
+        got = self._homography(img_pts, board_pts, used)
+        if got is None:
+            # Markers that do not agree on one plane: one was moved or misplaced.
+            return failed(self.method, "markers disagree; check they are where the profile says", markers_seen=used)
+        h, rms, (img_pts, board_pts, used) = got
+        h_markers = h
+        quality = len(used) / len(self.profile.markers) / (1.0 + rms)
         shift = None
         rows: tuple[tuple[float, float], ...] | None = None
         if self.refine:
@@ -131,6 +281,11 @@ class MarkerLocaliser:
                 quality *= 0.5 + 0.5 * float(np.mean(fit.clear_rows)) / (1.0 + worst)
             else:
                 quality *= 0.5
-        loc = Localisation(True, self.method, h / h[2, 2], None, float(quality), used, shift, self.profile.size_mm, rows)
-        self._last = (img_pts, loc, now)
+        h = h / h[2, 2]
+        pose = self._pose(img_pts, board_pts, h_markers, h, (frame.shape[1], frame.shape[0]))
+        loc = Localisation(
+            True, self.method, h, None, float(quality), used, shift, self.profile.size_mm, rows, pose=pose
+        )
+        loc = self._with_sharpness(frame, loc)
+        self._last = (self._centres(img_pts, used), loc, now)
         return loc
