@@ -307,3 +307,71 @@ def test_with_preview_enabled_the_set_up_serves_the_camera_page(table):
     finally:
         setup.close()
     assert not page._thread.is_alive()
+
+
+class Frames:
+    """A camera showing whichever picture the test puts in front of it."""
+
+    def __init__(self, image: np.ndarray) -> None:
+        self.image = image
+
+    def read(self):
+        return self.image.copy(), time.monotonic_ns()
+
+
+def _card_beside(board: np.ndarray, shot) -> np.ndarray:
+    """``board``'s picture with the swatch card below it, a peg on each circle
+    cut from ``shot`` (the same camera's photo of the layout's pegs)."""
+    from pegwatch.vision.swatch import card_for, render_card
+
+    ppm = 3.0  # the card's pixels per mm, about the board's
+    card = card_for(PROFILE)
+    sheet = np.asarray(render_card(PROFILE, dpi=round(ppm * 25.4)))[:, :, ::-1].copy()
+    where: dict[tuple[str, str], tuple[float, float]] = {}
+    for r, guess in enumerate(shot.contents.guesses):
+        for c, xy in zip(guess or (), PROFILE.hole_centres_mm(r + 1), strict=False):
+            where.setdefault(("code", c), xy)
+        for c, xy in zip(shot.key_positions[r], PROFILE.key_centres_mm(r + 1), strict=True):
+            where.setdefault(("key", c), xy)
+    for s in card.swatches:
+        cx, cy = shot.project([where[(s.kind, s.name)]])[0]
+        rad = s.diameter_mm / 2 * ppm * 1.05
+        half = int(np.ceil(rad)) + 1
+        patch = shot.image[round(cy) - half: round(cy) + half + 1, round(cx) - half: round(cx) + half + 1]
+        yy, xx = np.mgrid[-half: half + 1, -half: half + 1]
+        inside = np.hypot(xx, yy) <= rad
+        tx, ty = round(s.centre_mm[0] * ppm), round(s.centre_mm[1] * ppm)
+        sheet[ty - half: ty + half + 1, tx - half: tx + half + 1][inside] = patch[inside]
+    h, w = board.shape[:2]
+    photo = np.full((h + sheet.shape[0] + 20, max(w, sheet.shape[1]), 3), 120, np.uint8)
+    photo[:h, :w] = board
+    photo[h + 10: h + 10 + sheet.shape[0], 40: 40 + sheet.shape[1]] = sheet
+    return photo
+
+
+def test_the_swatch_card_beside_the_board_teaches_every_colour(tmp_path):
+    from pegwatch.simulation.render import render
+
+    board = Board()
+    empty = render(PROFILE, board.contents, CAMERA, seed=3).image
+    board.lay_out()  # only to cut the card's pegs from: the board itself is cleared again
+    pegs = render(PROFILE, board.contents, CAMERA, seed=3)
+    camera = Frames(empty)
+    program = TableProgram.open(tmp_path / "t.sqlite", players=("Ann", "Bob"))
+    setup = GuidedSetup(program, PROFILE, camera, save_to=tmp_path / "cal.json")
+    try:
+        for button in (Button.OK, Button.OK, Button.LEFT):
+            setup.step_once()
+            setup.press(button)
+            setup.step_once()
+        assert setup.step is Step.LAYOUT
+        assert setup.overlay(program.display_model()).message.text == "CARD/LAYOUT: ARB OK"
+        # The board stays empty: every colour must come from the card.
+        camera.image = _card_beside(empty, pegs)
+        setup.press(Button.OK)
+        setup.step_once()
+        assert setup.step is Step.DONE and setup.calibration.trust == "full"
+        assert setup.calibration.not_learned == () and setup.calibration.keys_not_learned == ()
+    finally:
+        setup.close()
+        program.close()
