@@ -270,3 +270,43 @@ def test_the_page_is_served_by_uvicorn_on_a_real_socket(tmp_path):
             server.should_exit = True
             thread.join(10)
     assert Path(tmp_path).is_dir()
+
+
+PHOTOS = Path(__file__).resolve().parents[3] / "shared" / "photos"
+
+
+@pytest.mark.skipif(not (PHOTOS / "index.json").is_file(), reason="the real photos (../shared/photos) are not here")
+def test_a_real_studio_photo_is_measured_sharp_and_a_blurred_copy_soft():
+    """The wilort photo (a real board, real lens, no markers), placed by the
+    hole centres measured by eye: its resolution is what those points say, the
+    photo is sharp, and a blur of 1.6 mm is called soft, by whichever measure
+    is in use (and by the preview's own one at 0.8 mm)."""
+    import ast
+    import json
+
+    from pegwatch.device.preview.look import MIN_SHARPNESS, board_sharpness
+    from pegwatch.vision.localise import Localisation
+
+    entry = json.loads((PHOTOS / "index.json").read_text())[0]
+    assert entry["file"] == "wilort__mastermind-solver/mastermind.jpg"
+    raw = entry["hole_points_mm_to_px"]
+    points = np.array((ast.literal_eval(raw) if isinstance(raw, str) else raw)["points"], dtype=np.float64)
+    profile = load_profile(str(PHOTOS / "profiles" / "wilort-10x4.toml"))
+    h, _ = cv2.findHomography(points[:, 2:], points[:, :2])
+
+    class ByEye:
+        method = "corners"
+
+        def locate(self, frame):
+            return Localisation(ok=True, method="corners", image_to_board=h, size_mm=profile.size_mm)
+
+    photo = cv2.imread(str(PHOTOS / entry["file"]))
+    look, _ = look_at(photo, profile, ByEye())
+    # Two holes 30 mm apart in row 1 are 192 px apart on the photo: about 6 px/mm there, less at the centre.
+    assert 4.0 < look.px_per_mm < 6.5 and look.big_enough
+    assert look.found and look.sharp and look.method == "corners" and not look.markers_found
+    ppm = look.px_per_mm
+    soft, _ = look_at(cv2.GaussianBlur(photo, (0, 0), 1.6 * ppm), profile, ByEye())
+    assert soft.sharp is False
+    assert board_sharpness(photo, h, profile.size_mm) > MIN_SHARPNESS
+    assert board_sharpness(cv2.GaussianBlur(photo, (0, 0), 0.8 * ppm), h, profile.size_mm) < MIN_SHARPNESS
