@@ -122,6 +122,8 @@ class TableHardware(Closeable):
         self.when_arbiter_pressed: StampCallback | None = None
         self.when_arbiter_short: StampCallback | None = None
         self.when_arbiter_held: StampCallback | None = None
+        #: ``when_fault(problem)``: an output (an LED) failed; the chip may be gone.
+        self.when_fault: Callable[[str], None] | None = None
 
         self._devices: list[Any] = []
         try:
@@ -264,6 +266,9 @@ class TableHardware(Closeable):
                     led.blink(on_time=self._blink_s, off_time=self._blink_s, background=True)
             except Exception as exc:  # a dead LED must not stop the clock
                 logger.error("LED %d: %s", index, exc)
+                if self.when_fault is not None:
+                    # The GPIO chip may be gone: the owner opens it again, off this thread.
+                    self._call_fault(f"LED {index}: {exc}")
 
     def sound(self, alert: Alert) -> None:
         """Sound *alert* on the buzzer (unless muted); returns at once."""
@@ -325,6 +330,13 @@ class TableHardware(Closeable):
             self._call(self.when_arbiter_short, short)
         if held is not None and self.when_arbiter_held is not None:
             self._call(self.when_arbiter_held, held)
+
+    def _call_fault(self, problem: str) -> None:
+        try:
+            if self.when_fault is not None:
+                self.when_fault(problem)
+        except Exception:
+            logger.exception("fault handler failed")
 
     def _call(self, callback: Callable[..., None], *args: int) -> None:
         try:

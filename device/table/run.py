@@ -410,39 +410,31 @@ def _guided_setup(cfg: Any, program: TableProgram, desk: Desk | None) -> Any:
 
 def _connect_buttons(cfg: Any, program: TableProgram, arbiter: ArbiterButton, slot: Any,
                      parts: Any) -> Any:
-    """Open the buttons, LEDs and buzzer now, or keep trying in a thread.
-
-    Returns the retry thread (to stop on exit), or None when they opened at
-    once. Until they open the clock runs, the arbiter menu is out of reach
-    and the display says ``NO BUTTONS``.
-    """
+    """Keep the buttons, LEDs and buzzer connected: opened now, or tried
+    again in a thread until they open, and again if they fail later (an LED
+    that cannot be set). Meanwhile the clock runs, the arbiter menu is out
+    of reach and the display says ``NO BUTTONS``. Returns the keeper (to
+    stop on exit)."""
     from pegwatch.device.hardware.gpio import TableHardware, make_pin_factory
-    from pegwatch.device.table.service import Backoff, RetryThread
+    from pegwatch.device.table.service import Backoff, PartKeeper
 
-    def attempt() -> bool:
+    def open_() -> Any:
         hardware = TableHardware(
             cfg.pins, pin_factory=make_pin_factory("mock" if cfg.simulated else "default"),
             buzzer=cfg.buzzer,
         )
+        hardware.when_fault = keeper.lost
+        return hardware
+
+    def attach(hardware: Any) -> bool:
         # The buzzer: a MockFactory pin off the Pi, the real one on it.
         program.attach_sounder(hardware.sounder)
         arbiter.attach(hardware)
-        if slot.connect(hardware):
-            parts.back("buttons")
-        return True
+        return bool(slot.connect(hardware))
 
-    try:
-        attempt()
-        return None
-    except Exception as exc:  # the GPIO chip missing or busy: the clock goes on
-        parts.missing("buttons", str(exc) or type(exc).__name__)
-
-    def failed(exc: BaseException | None) -> None:
-        if exc is not None:
-            parts.missing("buttons", str(exc) or type(exc).__name__)
-
-    return RetryThread(attempt, backoff=Backoff(1.0, 30.0), name="pegwatch-gpio-retry",
-                       on_failure=failed).start()
+    keeper = PartKeeper("buttons", open_, attach=attach, detach=slot.detach, parts=parts,
+                        backoff=Backoff(1.0, 30.0))
+    return keeper.start()
 
 
 def _display_loop(cfg: Any, program: TableProgram, *, model_at: Any = None, parts: Any = None,

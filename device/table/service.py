@@ -28,7 +28,8 @@ from pegwatch.device.display.model import DisplayModel, Message, Severity
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "PART_MESSAGES", "Backoff", "HardwareSlot", "Parts", "RetryThread", "StopSignals", "stopped_model",
+    "PART_MESSAGES", "Backoff", "HardwareSlot", "PartKeeper", "Parts", "RetryThread", "StopSignals",
+    "stopped_model",
 ]
 
 #: What the display says for each missing part, most urgent first.
@@ -168,6 +169,10 @@ class RetryThread:
                 self._on_failure(error)
             self._stop.wait(self._backoff.next())
 
+    @property
+    def is_alive(self) -> bool:
+        return self._thread.is_alive()
+
     def stop(self, timeout: float = 2.0) -> None:
         self._stop.set()
         if self._thread.is_alive():
@@ -233,6 +238,12 @@ class HardwareSlot:
         if hardware is not None:
             hardware.show_turn(on_move, paused=paused)
 
+    def detach(self) -> Any:
+        """Stop using the hardware (lost); returns it, still open, for the caller to close."""
+        with self._lock:
+            hardware, self.hardware = self.hardware, None
+        return hardware
+
     def connect(self, hardware: Any) -> bool:
         """Use ``hardware`` from now on; False (and it is closed) if the slot was closed."""
         with self._lock:
@@ -255,3 +266,88 @@ class HardwareSlot:
             hardware, self.hardware = self.hardware, None
         if hardware is not None:
             hardware.close()
+
+
+class PartKeeper:
+    """Keeps one part (the buttons' GPIO chip) connected.
+
+    :meth:`start` opens it at once or, failing that, in a :class:`RetryThread`
+    with ``backoff``. :meth:`lost` (the part reported a fault) marks it
+    missing and opens it again the same way: the old device is detached
+    (``detach()``) and closed in that thread, never on the caller's, which is
+    the clock's main loop. ``open_`` returns the device; ``attach(device)``
+    puts it to use and returns False if it came too late (the table stopping).
+    """
+
+    def __init__(
+        self,
+        part: str,
+        open_: Callable[[], Any],
+        *,
+        attach: Callable[[Any], bool],
+        detach: Callable[[], Any],
+        parts: Parts,
+        backoff: Backoff,
+    ) -> None:
+        self.part = part
+        self._open = open_
+        self._attach = attach
+        self._detach = detach
+        self._parts = parts
+        self._backoff = backoff
+        self._lock = threading.Lock()
+        self._retry: RetryThread | None = None
+        self._stopped = False
+        self.losses = 0
+
+    def _attempt(self) -> bool:
+        if self._stopped:
+            return True
+        device = self._open()
+        if self._attach(device):
+            self._parts.back(self.part)
+            self._backoff.reset()
+        return True
+
+    def _failed(self, exc: BaseException | None) -> None:
+        if exc is not None:
+            self._parts.missing(self.part, str(exc) or type(exc).__name__)
+
+    def _start_retry(self, *, close_old: bool) -> None:
+        def attempt() -> bool:
+            old = self._detach() if close_old else None
+            if old is not None:
+                try:
+                    old.close()
+                except Exception as exc:
+                    logger.warning("closing the lost %s: %s", self.part, exc)
+            return self._attempt()
+
+        # Only the first attempt closes the old device: later ones find none.
+        self._retry = RetryThread(attempt, backoff=self._backoff, name=f"pegwatch-{self.part}-retry",
+                                  on_failure=self._failed).start()
+
+    def start(self) -> PartKeeper:
+        try:
+            self._attempt()
+        except Exception as exc:  # missing or busy: the clock goes on, and it is tried again
+            self._failed(exc)
+            with self._lock:
+                self._start_retry(close_old=False)
+        return self
+
+    def lost(self, problem: str) -> None:
+        """The part failed while in use: drop it and open it again, off this thread."""
+        with self._lock:
+            if self._stopped or (self._retry is not None and self._retry.is_alive):
+                return
+            self.losses += 1
+            self._parts.missing(self.part, problem)
+            self._start_retry(close_old=True)
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            retry = self._retry
+        if retry is not None:
+            retry.stop()

@@ -63,8 +63,23 @@ def _bw(image: Image.Image) -> Image.Image:
     return image.convert("L").point(lambda v: 255 if v > 127 else 0)
 
 
+def _picture(png: Path) -> Image.Image:
+    """The picture in ``png`` once there is a whole one (the emulator rewrites it in place)."""
+    got: list[Image.Image] = []
+
+    def whole() -> bool:
+        try:
+            got.append(_bw(Image.open(png)))
+        except (OSError, SyntaxError, ValueError):
+            return False
+        return True
+
+    assert wait_for(whole, WAIT_S)
+    return got[-1]
+
+
 def _same(png: Path, model: DisplayModel) -> bool:
-    return ImageChops.difference(_bw(Image.open(png)), _bw(render(model))).getbbox() is None
+    return ImageChops.difference(_picture(png), _bw(render(model))).getbbox() is None
 
 
 def _messages(sock: socket.socket, until: str) -> list[str]:
@@ -91,8 +106,7 @@ def test_sigterm_stops_cleanly_with_stopping_sent_and_stopped_on_the_display(tmp
     try:
         before = _messages(sock, "READY=1")
         assert before[-1] == "READY=1\nSTATUS=table running", before
-        wait_for(lambda: png.exists(), WAIT_S)
-        running = _bw(Image.open(png))
+        running = _picture(png)
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=WAIT_S)
     finally:
@@ -111,7 +125,7 @@ def test_sigterm_stops_cleanly_with_stopping_sent_and_stopped_on_the_display(tmp
         table="Table 9",
     ))
     assert _same(png, expected)
-    assert ImageChops.difference(_bw(Image.open(png)), running).getbbox() is not None  # it did change
+    assert ImageChops.difference(_picture(png), running).getbbox() is not None  # it did change
 
 
 # --- the display comes and goes ---------------------------------------------------------
@@ -315,3 +329,52 @@ def test_backoff_doubles_to_its_cap():
     backoff.reset()
     assert backoff.next() == 0.5
     assert np.isfinite(backoff.max_s)
+
+
+def test_buttons_lost_later_are_let_go_and_opened_again_off_the_clocks_thread():
+    from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+    from pegwatch.device.hardware.gpio import TableHardware
+    from pegwatch.device.hardware.pins import PinMap
+    from pegwatch.device.table.service import PartKeeper
+
+    factory = MockFactory(pin_class=MockPWMPin)
+    parts = Parts()
+    slot = HardwareSlot()
+    opened: list[TableHardware] = []
+    fail_next = [1]
+
+    def open_() -> TableHardware:
+        if fail_next[0]:
+            fail_next[0] -= 1
+            raise OSError("lgpio: no /dev/gpiochip0")
+        hardware = TableHardware(PinMap(), pin_factory=factory, watch=False)
+        hardware.when_fault = keeper.lost
+        opened.append(hardware)
+        return hardware
+
+    keeper = PartKeeper("buttons", open_, attach=slot.connect, detach=slot.detach, parts=parts,
+                        backoff=Backoff(0.01, 0.05))
+    try:
+        keeper.start()
+        assert "buttons" in parts.names  # missing at start: the clock runs without them
+        assert wait_for(lambda: slot.hardware is not None and "buttons" not in parts.names, WAIT_S)
+        first = opened[0]
+        slot.show_turn(0)
+        assert first.led_states == ("on", "off")
+
+        # The chip goes away: the next LED change fails. The caller (the main
+        # loop) only hears that it is being dealt with; the retry thread does the rest.
+        def gone(*args, **kwargs):
+            raise OSError("lgpio: bad handle")
+
+        first.leds[1].on = gone
+        slot.show_turn(1)
+        assert keeper.losses == 1
+        assert wait_for(lambda: len(opened) == 2 and slot.hardware is opened[1], WAIT_S)
+        assert first.is_closed and "buttons" not in parts.names
+        assert opened[1].led_states == ("off", "on")  # the turn carried over to the new chip
+    finally:
+        keeper.stop()
+        slot.close()
+        factory.close()
