@@ -3,13 +3,23 @@
 A long arbiter press opens it (the clock is paused first). Inside it:
 
 * **items** -- a short arbiter press steps to the next item, a long press
-  chooses it: BACK (close), ADJUST, UNDO, PRESET, MUTE. MUTE toggles the
+  chooses it: BACK (close), ADJUST, UNDO, SET, PENALTY, PRESET, MUTE.
+  UNDO undoes the last press at once (an "undo" action) and closes the
+  menu. MUTE toggles the
   buzzer (a "mute" action; the owner decides which way and sets
   :attr:`ArbiterMenu.muted`, so the item reads UNMUTE while muted) and
   the menu stays on it.
 * **adjust** -- a short arbiter press steps the amount (+10 s, +1 s, -1 s,
   -10 s, +1 min, -1 min); a player's button gives that amount to that
   player; a long arbiter press goes back to the items.
+* **set** -- the DGT's pause mode: a short arbiter press steps through
+  what to change and by how much (time +1 min, -1 min, +10 s, -10 s,
+  +1 s, -1 s; moves +1, -1; period +1, -1); a player's button changes it
+  for that player (a "set" action); a long press goes back to the items.
+* **penalty** -- a short arbiter press steps through the penalties
+  (warning, time to the opponent, VP docked, loss of the game); a player's
+  button gives it to that player (a "penalty" action; the menu goes back to
+  the items); a long press goes back without one.
 * **preset** -- a short arbiter press steps through the presets, a long
   press loads the one shown and goes back to the items.
 * **entry** (ENTER ROW, ENTER SECRET; offered only while the owner has set
@@ -40,6 +50,8 @@ class MenuItem(enum.Enum):
     ENTER_SECRET = "ENTER SECRET"
     ADJUST = "ADJUST"
     UNDO = "UNDO"
+    SET = "SET"
+    PENALTY = "PENALTY"
     PRESET = "PRESET"
     MUTE = "MUTE"
 
@@ -48,12 +60,56 @@ class MenuMode(enum.Enum):
     CLOSED = "closed"
     ITEMS = "items"
     ADJUST = "adjust"
+    SET = "set"
+    PENALTY = "penalty"
     PRESET = "preset"
     ENTRY = "entry"
 
 
 #: The items a bare clock offers (ENTER ROW / ENTER SECRET need a target).
 CLOCK_ITEMS = (MenuItem.BACK, MenuItem.ADJUST, MenuItem.UNDO, MenuItem.PRESET, MenuItem.MUTE)
+
+
+class SetField(enum.StrEnum):
+    """What the SET mode changes (the DGT 3000's pause mode)."""
+
+    TIME = "time"
+    MOVES = "moves"
+    PERIOD = "period"
+
+
+#: SET mode's steps: what changes and by how much (seconds for the time).
+DEFAULT_SET_STEPS: tuple[tuple[SetField, int], ...] = (
+    (SetField.TIME, 60), (SetField.TIME, -60), (SetField.TIME, 10), (SetField.TIME, -10),
+    (SetField.TIME, 1), (SetField.TIME, -1), (SetField.MOVES, 1), (SetField.MOVES, -1),
+    (SetField.PERIOD, 1), (SetField.PERIOD, -1),
+)
+
+
+@dataclass(frozen=True)
+class PenaltyChoice:
+    """One penalty the menu offers: a :class:`~pegwatch.rules.penalties.PenaltyKind`
+    value and its amount (``time_s`` to the opponent, or ``points`` docked)."""
+
+    kind: str
+    time_s: int | None = None
+    points: float | None = None
+
+    @property
+    def label(self) -> str:
+        if self.kind == "time":
+            t = self.time_s or 0
+            return f"+{t // 60}min OPP" if t % 60 == 0 else f"+{t}s OPP"
+        if self.kind == "points":
+            return f"-{self.points:g} VP"
+        return self.kind.upper()
+
+
+#: Seed 004 §5.1 (warning, points docked, loss of game) and time to the opponent.
+DEFAULT_PENALTIES = (
+    PenaltyChoice("warning"), PenaltyChoice("time", time_s=120),
+    PenaltyChoice("points", points=10), PenaltyChoice("loss"),
+)
 
 
 def short_names(palette: Sequence[str]) -> dict[str, str]:
@@ -219,17 +275,24 @@ class MenuActionKind(enum.StrEnum):
     MUTE = "mute"
     ENTER_ROW = "enter_row"
     CANCEL_ENTRY = "cancel_entry"
+    SET = "set"
+    PENALTY = "penalty"
 
 
 @dataclass(frozen=True)
 class MenuAction:
-    """What the arbiter chose (``entry`` is the row entered, for ENTER_ROW)."""
+    """What the arbiter chose (``entry`` is the row entered, for ENTER_ROW;
+    ``field`` and ``delta`` what SET changes by how much (ns for the time);
+    ``penalty`` the penalty given to ``player``)."""
 
     kind: MenuActionKind
     player: int | None = None
     delta_ns: int = 0
     preset: int | None = None
     entry: RowEntry | None = None
+    field: SetField | None = None
+    delta: int = 0
+    penalty: PenaltyChoice | None = None
 
 
 DEFAULT_STEPS_S = (10, 1, -1, -10, 60, -60)
@@ -250,6 +313,8 @@ class ArbiterMenu:
         presets: Sequence[str] = (),
         steps_s: Sequence[int] = DEFAULT_STEPS_S,
         items: Sequence[MenuItem] = CLOCK_ITEMS,
+        set_steps: Sequence[tuple[SetField, int]] = DEFAULT_SET_STEPS,
+        penalties: Sequence[PenaltyChoice] = DEFAULT_PENALTIES,
     ) -> None:
         if not steps_s:
             raise BadInput("steps_s must not be empty")
@@ -259,7 +324,13 @@ class ArbiterMenu:
         self.presets = tuple(presets)
         self.steps_s = tuple(steps_s)
         self.items = tuple(items)
+        self.set_steps = tuple(set_steps) or DEFAULT_SET_STEPS
+        self.penalties = tuple(penalties) or DEFAULT_PENALTIES
+        self._set = 0
+        self._penalty = 0
         self.targets: Mapping[MenuItem, EntryTarget] = {}
+        #: Items that would do nothing now (kept by the owner): not offered.
+        self.hidden: frozenset[MenuItem] = frozenset()
         #: Whether the buzzer is muted now (kept by the owner): MUTE reads UNMUTE.
         self.muted = False
         self.mode = MenuMode.CLOSED
@@ -273,9 +344,12 @@ class ArbiterMenu:
         return self.mode is not MenuMode.CLOSED
 
     def offered(self) -> tuple[MenuItem, ...]:
-        """The items offered now (an entry item only with a target)."""
+        """The items offered now (an entry item only with a target; none in :attr:`hidden`)."""
         entries = (MenuItem.ENTER_ROW, MenuItem.ENTER_SECRET)
-        return tuple(i for i in self.items if i not in entries or i in self.targets)
+        return tuple(
+            i for i in self.items
+            if (i not in entries or i in self.targets) and i not in self.hidden
+        )
 
     @property
     def item(self) -> MenuItem:
@@ -301,6 +375,10 @@ class ArbiterMenu:
             self._item = offered[(offered.index(self.item) + 1) % len(offered)]
         elif self.mode is MenuMode.ADJUST:
             self._step = (self._step + 1) % len(self.steps_s)
+        elif self.mode is MenuMode.SET:
+            self._set = (self._set + 1) % len(self.set_steps)
+        elif self.mode is MenuMode.PENALTY:
+            self._penalty = (self._penalty + 1) % len(self.penalties)
         elif self.mode is MenuMode.PRESET and self.presets:
             self._preset = (self._preset + 1) % len(self.presets)
         elif self.mode is MenuMode.ENTRY and self.entry is not None:
@@ -314,7 +392,7 @@ class ArbiterMenu:
         if self.mode is MenuMode.CLOSED:
             self.open()
             return []
-        if self.mode is MenuMode.ADJUST:
+        if self.mode in (MenuMode.ADJUST, MenuMode.SET, MenuMode.PENALTY):
             self.mode = MenuMode.ITEMS
             return []
         if self.mode is MenuMode.ENTRY:
@@ -336,7 +414,16 @@ class ArbiterMenu:
             self.mode = MenuMode.ADJUST
             return []
         if item is MenuItem.UNDO:
+            # One press undone per visit: a second long press must not undo another.
+            self.close()
             return [MenuAction(MenuActionKind.UNDO)]
+        if item is MenuItem.SET:
+            self.mode = MenuMode.SET
+            return []
+        if item is MenuItem.PENALTY:
+            self.mode = MenuMode.PENALTY
+            self._penalty = 0
+            return []
         if item is MenuItem.PRESET:
             if self.presets:
                 self.mode = MenuMode.PRESET
@@ -347,6 +434,15 @@ class ArbiterMenu:
         """A player's button inside the menu (ADJUST and the entry use it)."""
         if self.mode is MenuMode.ADJUST and 0 <= player < self.players:
             return [MenuAction(MenuActionKind.ADJUST, player=player, delta_ns=self.step_ns)]
+        if self.mode is MenuMode.SET and 0 <= player < self.players:
+            field, delta = self.set_steps[self._set]
+            if field is SetField.TIME:
+                delta *= 1_000_000_000
+            return [MenuAction(MenuActionKind.SET, player=player, field=field, delta=delta)]
+        if self.mode is MenuMode.PENALTY and 0 <= player < self.players:
+            self.mode = MenuMode.ITEMS
+            return [MenuAction(MenuActionKind.PENALTY, player=player,
+                               penalty=self.penalties[self._penalty])]
         if self.mode is MenuMode.ENTRY and self.entry is not None:
             # The first player's button changes the value, the second's moves on.
             if player == 0:
@@ -365,6 +461,15 @@ class ArbiterMenu:
             step = self.steps_s[self._step]
             amount = f"{step:+d}s" if abs(step) < 60 else f"{step // 60:+d}min"
             return f"ADJUST {amount}"
+        if self.mode is MenuMode.SET:
+            field, delta = self.set_steps[self._set]
+            if field is SetField.TIME:
+                amount = f"{delta:+d}s" if abs(delta) < 60 or delta % 60 else f"{delta // 60:+d}min"
+            else:
+                amount = f"{delta:+d}"
+            return f"SET {field.value.upper()} {amount}"
+        if self.mode is MenuMode.PENALTY:
+            return f"PENALTY: {self.penalties[self._penalty].label}"
         if self.mode is MenuMode.PRESET:
             return f"PRESET: {self.presets[self._preset]}" if self.presets else "PRESET: none"
         if self.mode is MenuMode.ENTRY and self.entry is not None:

@@ -47,14 +47,16 @@ from pegwatch.device.table.journal import (
     JournalWriter,
     PendingEvent,
 )
-from pegwatch.device.table.menu_wiring import TABLE_MENU_ITEMS, MenuWiring
+from pegwatch.device.table.menu_wiring import TABLE_MENU_ITEMS, MenuWiring, table_presets
 from pegwatch.device.table.replay import (
     FLOW_KINDS,
     ReplayResult,
     flow_from_journal,
+    log_from_journal,
     muted_in,
     replay_journal,
 )
+from pegwatch.device.table.rulings import RULING, FlowLog
 from pegwatch.device.table.vision_worker import VisionWorker
 from pegwatch.rules.codes import EMPTY
 from pegwatch.rules.flow import FlowError, MatchFlow, Outcome, Verdict
@@ -106,7 +108,9 @@ class TableProgram(TableFaces, MenuWiring, BuzzerWiring, Closeable):
     on :meth:`display_model` instead). ``palette`` names the colours the
     arbiter may enter by hand (the board profile's, as the camera names
     them; default: the variant's). ``sounder`` is the table's buzzer (see
-    :meth:`attach_sounder`).
+    :meth:`attach_sounder`). ``log`` is the flow's
+    :class:`~pegwatch.device.table.rulings.FlowLog` when the flow was
+    rebuilt from a journal (:meth:`open`); the arbiter's undo needs it.
     """
 
     def __init__(
@@ -124,7 +128,10 @@ class TableProgram(TableFaces, MenuWiring, BuzzerWiring, Closeable):
         palette: Sequence[str] | None = None,
         sounder: Sounder | None = None,
         table_name: str | None = None,
+        log: FlowLog | None = None,
     ) -> None:
+        #: The flow and the events it took (an undo rebuilds the flow from them).
+        self.log = log if log is not None and log.flow is flow else FlowLog.around(flow)
         self.flow = flow
         self.journal = journal
         #: ``[table] name``: shown in the display's header, kept in the journal's meta.
@@ -160,7 +167,7 @@ class TableProgram(TableFaces, MenuWiring, BuzzerWiring, Closeable):
         #: What a hole may hold when the arbiter enters a row by hand.
         self.palette = colours
         #: The arbiter's menu (opened by a long press of the arbiter button).
-        self.menu = ArbiterMenu(players=2, items=TABLE_MENU_ITEMS)
+        self.menu = ArbiterMenu(players=2, items=TABLE_MENU_ITEMS, presets=table_presets())
         #: The buzzer, if the table has one (:meth:`attach_sounder`).
         self.sounder: Sounder | None = None
         self._muted = False  # in force: changed only by a journaled event
@@ -198,13 +205,14 @@ class TableProgram(TableFaces, MenuWiring, BuzzerWiring, Closeable):
         """
         journal = Journal(journal_path, max_bytes=max_bytes)
         try:
-            flow, line, events, missing = flow_from_journal(
+            log, line, events, missing = log_from_journal(
                 journal, players=players, rules=rules, clock=clock
             )
         except Exception:
             journal.close()
             raise
-        program = cls(flow, journal, **options)
+        flow = log.flow
+        program = cls(flow, journal, log=log, **options)
         muted = muted_in(events)
         if muted is not None:
             program._muted_by_journal = True
@@ -273,6 +281,12 @@ class TableProgram(TableFaces, MenuWiring, BuzzerWiring, Closeable):
     def arbiter(self, action: str, at_ns: int | None = None, **payload: Any) -> None:
         """An arbiter action (pause, resume, adjust, confirm_row, confirm_secret)."""
         self.submit("arbiter", {"action": action, **payload}, at_ns)
+
+    def ruling(self, action: str, at_ns: int | None = None, *, by: str = "arbiter", why: str = "",
+               **payload: Any) -> None:
+        """An arbiter's ruling (undo, set, penalty, preset; see
+        :mod:`~pegwatch.device.table.rulings`), journaled with who gave it and why."""
+        self.submit(RULING, {"action": action, **payload, "by": by, "why": why}, at_ns)
 
     def confirm_row_from_camera(self, game: int, row: int, *, by: str = "arbiter") -> bool:
         """Confirm a row waiting for a check with what the camera reads now.
@@ -370,11 +384,14 @@ class TableProgram(TableFaces, MenuWiring, BuzzerWiring, Closeable):
         # The warnings due before this event, at its own instant.
         self._follow_low_time(cont)
         try:
-            outcome = self.flow.apply(kind, payload, cont)
+            outcome = self.log.apply(kind, payload, cont)
         except FlowError as exc:
             # Bad input never stops the table: one line, and on we go.
             self._say(f"{kind} refused: {exc}")
             return Outcome()
+        finally:
+            # An undo or a new preset rebuilds the flow.
+            self.flow = self.log.flow
         self._after(kind, payload, cont)
         self._emit(outcome, raw)
         self._follow_low_time(cont)
@@ -391,6 +408,12 @@ class TableProgram(TableFaces, MenuWiring, BuzzerWiring, Closeable):
             if isinstance(seat, int) and 0 <= seat < 2:
                 # Time given back by the arbiter re-arms its warnings.
                 self._low_time = self._low_time.rearm(seat, self._remaining(cont)[seat])
+        elif kind == RULING:
+            # A time set, a penalty's time or an undo: the warnings follow the new times.
+            left = self._remaining(cont)
+            for seat in (0, 1):
+                self._low_time = self._low_time.rearm(seat, left[seat])
+            self._remaining_seen = left
         elif kind == "camera" and payload.get("state") == "lost":
             self._sound(Alert.ALERT)
 

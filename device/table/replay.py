@@ -4,7 +4,10 @@
 :func:`replay_journal` is ``pegwatch replay``: it re-runs every event and
 compares the verdicts it reaches with those journaled (a verdict agrees
 when every key the journal has agrees, so journals of earlier versions
-replay; see :func:`pegwatch.rules.flow.verdict_agrees`).
+replay; see :func:`pegwatch.rules.flow.verdict_agrees`). Both go through
+:class:`~pegwatch.device.table.rulings.FlowLog`, as the live table does, so
+the arbiter's rulings (an undo, a time set in pause mode, a penalty) come
+back as they were; :func:`log_from_journal` gives that log.
 """
 
 from __future__ import annotations
@@ -15,19 +18,28 @@ from pathlib import Path
 from typing import Any
 
 from pegwatch.device.table.journal import Journal, JournalEvent, Timeline, thaw
+from pegwatch.device.table.rulings import FLOW_KINDS, RULING, FlowLog
+from pegwatch.rules.errors import BadInput
 from pegwatch.rules.flow import (
     FlowError,
     MatchFlow,
+    Outcome,
     Verdict,
     preset_clock_factory,
-    replay_events,
     verdict_agrees,
 )
+from pegwatch.rules.flow.clock_wiring import ClockFactory
+from pegwatch.rules.penalties import Penalty
 
-__all__ = ["FLOW_KINDS", "ReplayResult", "flow_from_journal", "muted_in", "replay_journal"]
-
-#: Kinds of events the table journals and the flow reads.
-FLOW_KINDS = ("press", "flag", "reading", "arbiter", "boot")
+__all__ = [
+    "FLOW_KINDS",
+    "ReplayResult",
+    "flow_from_journal",
+    "log_from_journal",
+    "muted_in",
+    "new_log",
+    "replay_journal",
+]
 
 
 def _match_header(
@@ -47,15 +59,35 @@ def _match_header(
     return players, rules, clock
 
 
-def flow_from_journal(
+def new_log(players: tuple[str, str], rules: str, clock: str) -> FlowLog:
+    """An empty :class:`FlowLog` for a match of *players* under these presets."""
+
+    def make(factory: ClockFactory) -> MatchFlow:
+        return MatchFlow(players, rules=rules, clock_factory=factory)
+
+    return FlowLog(make(preset_clock_factory(clock)), make)
+
+
+def _apply(log: FlowLog, kind: str, payload: dict[str, Any], cont: int) -> Outcome:
+    """One journaled event again; a ruling the table refused is refused again and skipped."""
+    if kind != RULING:
+        return log.apply(kind, payload, cont)
+    try:
+        return log.apply(kind, payload, cont)
+    except (FlowError, BadInput):
+        return Outcome()
+
+
+def log_from_journal(
     journal: Journal,
     *,
     players: tuple[str, str] | None = None,
     rules: str = "mso",
     clock: str = "mso-mastermind",
-) -> tuple[MatchFlow, Timeline, list[JournalEvent], list[Verdict]]:
-    """Rebuild the flow from a journal: its ``match`` event (if any) names the
-    players and presets; every flow event is applied at its continuous time.
+) -> tuple[FlowLog, Timeline, list[JournalEvent], list[Verdict]]:
+    """Rebuild the flow, with its rulings, from a journal: its ``match`` event
+    (if any) names the players and presets; every flow event and ruling is
+    applied at its continuous time.
 
     Also returns the verdicts the flow reaches beyond those journaled (the
     tail a crash cut off)."""
@@ -63,17 +95,29 @@ def flow_from_journal(
     players, rules, clock = _match_header(events, players=players, rules=rules, clock=clock)
     if players is None:
         raise FlowError(f"{journal.path}: no match event names the players")
-    flow = MatchFlow(players, rules=rules, clock_factory=preset_clock_factory(clock))
+    log = new_log(players, rules, clock)
     line = Timeline()
     produced: list[Verdict] = []
     recorded = 0
     for event in events:
         cont = line.add(event)
-        if event.kind in FLOW_KINDS:
-            produced.extend(flow.apply(event.kind, thaw(event.payload), cont).verdicts)
+        if event.kind in (*FLOW_KINDS, RULING):
+            produced.extend(_apply(log, event.kind, thaw(event.payload), cont).verdicts)
         elif event.kind == "verdict":
             recorded += 1
-    return flow, line, events, produced[recorded:]
+    return log, line, events, produced[recorded:]
+
+
+def flow_from_journal(
+    journal: Journal,
+    *,
+    players: tuple[str, str] | None = None,
+    rules: str = "mso",
+    clock: str = "mso-mastermind",
+) -> tuple[MatchFlow, Timeline, list[JournalEvent], list[Verdict]]:
+    """:func:`log_from_journal`'s flow (without the log)."""
+    log, line, events, missing = log_from_journal(journal, players=players, rules=rules, clock=clock)
+    return log.flow, line, events, missing
 
 
 @dataclass(frozen=True)
@@ -86,6 +130,8 @@ class ReplayResult:
     events: int
     #: The buzzer's mute state at the end (None: never changed at the table).
     muted: bool | None = None
+    #: The penalties the arbiter gave, in order (the undone ones left out).
+    penalties: tuple[Penalty, ...] = ()
 
 
 def replay_journal(path: str | Path) -> ReplayResult:
@@ -98,20 +144,26 @@ def replay_journal(path: str | Path) -> ReplayResult:
     players, rules, clock = _match_header(events)
     if players is None:
         raise FlowError(f"{p}: no match event names the players; not a table journal")
-    flow = MatchFlow(players, rules=rules, clock_factory=preset_clock_factory(clock))
+    log = new_log(players, rules, clock)
     line = Timeline()
-    stream: list[tuple[str, Mapping[str, Any], int]] = []
+    produced: list[Verdict] = []
+    journaled: list[dict[str, Any]] = []
     for event in events:
         cont = line.add(event)
-        if event.kind in (*FLOW_KINDS, "verdict"):
-            stream.append((event.kind, thaw(event.payload), cont))
-    try:
-        pairs = replay_events(flow, stream)
-    except FlowError as exc:
-        # A damaged event: one line that names the journal, not only the field.
-        raise FlowError(f"{p}: replaying its events: {exc}") from None
+        if event.kind == "verdict":
+            journaled.append(thaw(event.payload))
+        elif event.kind in (*FLOW_KINDS, RULING):
+            try:
+                produced.extend(_apply(log, event.kind, thaw(event.payload), cont).verdicts)
+            except FlowError as exc:
+                # A damaged event: one line that names the journal, not only the field.
+                raise FlowError(f"{p}: replaying its events: {exc}") from None
+    flow = log.flow
+    pairs: list[tuple[Verdict, Mapping[str, Any] | None]] = [
+        (v, journaled[i] if i < len(journaled) else None) for i, v in enumerate(produced)
+    ]
     mismatches: list[str] = []
-    recorded = sum(1 for k, _, _ in stream if k == "verdict")
+    recorded = len(journaled)
     for i, (got, had) in enumerate(pairs, start=1):
         if had is None:
             mismatches.append(f"verdict {i}: replay gives {got.to_json()}, the journal has none")
@@ -120,7 +172,8 @@ def replay_journal(path: str | Path) -> ReplayResult:
     if recorded > len(pairs):
         mismatches.append(f"the journal has {recorded} verdicts, the replay reaches {len(pairs)}")
     return ReplayResult(
-        flow, tuple(v for v, _ in pairs), tuple(mismatches), len(events), muted_in(events)
+        flow, tuple(v for v, _ in pairs), tuple(mismatches), len(events), muted_in(events),
+        tuple(log.penalties),
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from pegwatch.rules.clock import Clock, ClockEvent, PressOutcome
+from pegwatch.rules.clock import Clock, ClockEvent, PressOutcome, get_preset
 from pegwatch.rules.flow.state import ROLES
 
 __all__ = ["ClockFactory", "GameClock", "preset_clock_factory"]
@@ -23,10 +23,12 @@ ClockFactory = Callable[[], Clock]
 
 
 def preset_clock_factory(preset: str = "mso-mastermind") -> ClockFactory:
-    """A factory of clocks from the named preset, with the MSO roles."""
+    """A factory of clocks from the named preset, with the MSO roles (a preset
+    with one role, such as ``blitz-3+2`` or ``count-up``, gives it to both)."""
+    roles = None if len(get_preset(preset).roles) == 1 else ROLES
     # Fail now, on a bad name, rather than at the first game.
-    Clock.from_preset(preset, roles=ROLES)
-    return functools.partial(Clock.from_preset, preset, roles=ROLES)
+    Clock.from_preset(preset, roles=roles)
+    return functools.partial(Clock.from_preset, preset, roles=roles)
 
 
 class GameClock:
@@ -37,15 +39,22 @@ class GameClock:
         self.clock = factory()
         self.events: list[ClockEvent] = []
 
+    @property
+    def factory(self) -> ClockFactory:
+        """What makes each game's clock (a table rebuilding its flow uses it again)."""
+        return self._factory
+
     def new_game(self) -> None:
         """A fresh clock for the next game."""
         self.clock = self._factory()
         self.events = []
 
     def apply(self, event: ClockEvent) -> PressOutcome | None:
-        """Apply ``event`` and keep it."""
+        """Apply ``event`` and keep it; an event the clock refuses (a
+        :class:`~pegwatch.rules.clock.ClockError`) is not kept."""
+        outcome = self.clock.apply(event)
         self.events.append(event)
-        return self.clock.apply(event)
+        return outcome
 
     def press(self, player: int, at_ns: int) -> PressOutcome | None:
         """A press; kept only when the clock took it (a refused press changes nothing)."""

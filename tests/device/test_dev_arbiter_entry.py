@@ -141,8 +141,9 @@ def test_adjust_still_works_beside_the_entry():
     assert action.kind == "adjust" and action.player == 1 and action.delta_ns == 10_000_000_000
 
 
-def test_the_table_offers_an_entry_only_with_a_target_and_never_undo(table, drive, fake_time):
-    """The real table's menu before a game: nothing to enter, no UNDO or PRESET."""
+def test_the_table_offers_only_what_applies_before_a_game(table, drive, fake_time):
+    """The real table's menu before a game: nothing to enter, nothing to undo
+    or set; the clock preset may still be chosen."""
     drive.press(22)  # the arbiter holds the button
     fake_time.advance_ms(1600)
     table.step()
@@ -150,7 +151,9 @@ def test_the_table_offers_an_entry_only_with_a_target_and_never_undo(table, driv
     table.step()
     menu = table.program.menu
     assert menu.is_open
-    assert menu.offered() == (MenuItem.BACK, MenuItem.ADJUST, MenuItem.MUTE)
+    assert menu.offered() == (
+        MenuItem.BACK, MenuItem.ADJUST, MenuItem.MUTE, MenuItem.PENALTY, MenuItem.PRESET,
+    )
 
 
 def test_the_entry_screen_highlights_the_current_field():

@@ -24,7 +24,11 @@ def test_walk_items_and_choose():
     assert menu.mode is MenuMode.ITEMS
     menu.short()
     assert menu.long() == [MenuAction("undo")]
-    menu.short()
+    assert not menu.is_open  # one undo per visit
+    menu.long()
+    for _ in range(3):
+        menu.short()
+    assert menu.item is MenuItem.PRESET
     menu.long()
     assert menu.caption() == "PRESET: MSO 8+4"
     menu.short()

@@ -131,8 +131,11 @@ def test_arbiter_menu_adjust_and_mute(table, drive, fake_time):
     arbiter(t, drive, fake_time, "long")  # pause, then the menu
     assert menu.is_open and t.flow.paused
     assert t.program.display_model().banner == "MENU: BACK"
-    # The table's menu: no UNDO, no PRESET (a press confirms a move, seed 004 §3.5).
-    assert menu.offered() == (MenuItem.BACK, MenuItem.ENTER_ROW, MenuItem.ADJUST, MenuItem.MUTE)
+    # The table's menu in a game: the rulings after MUTE; no PRESET once a game started.
+    assert menu.offered() == (
+        MenuItem.BACK, MenuItem.ENTER_ROW, MenuItem.ADJUST, MenuItem.MUTE,
+        MenuItem.UNDO, MenuItem.SET, MenuItem.PENALTY,
+    )
     arbiter(t, drive, fake_time, "short", "short")  # -> ENTER ROW -> ADJUST
     assert t.program.display_model().banner == "MENU: ADJUST"
     arbiter(t, drive, fake_time, "long")
@@ -150,8 +153,8 @@ def test_arbiter_menu_adjust_and_mute(table, drive, fake_time):
     assert t.program.is_muted and t.hardware.sounder.is_muted
     assert t.events("menu")[-1].payload["action"] == "mute"
     assert t.program.display_model().banner == "MENU: UNMUTE"
-    # BACK closes the menu; the clock stays paused until a short press.
-    arbiter(t, drive, fake_time, "short", "long")
+    # BACK (past UNDO, SET and PENALTY) closes the menu; the clock stays paused until a short press.
+    arbiter(t, drive, fake_time, "short", "short", "short", "short", "long")
     assert not menu.is_open and t.flow.paused
     arbiter(t, drive, fake_time, "short")
     assert t.running_seat() == 0

@@ -314,7 +314,9 @@ def test_a_disputed_row_is_corrected_and_a_false_mis_mark_taken_back(table):
 def test_enter_row_is_offered_only_when_there_is_a_row(table):
     t = table
     t.arbiter_hold()
-    assert t.program.menu.offered() == (MenuItem.BACK, MenuItem.ADJUST, MenuItem.MUTE)
+    assert t.program.menu.offered() == (
+        MenuItem.BACK, MenuItem.ADJUST, MenuItem.MUTE, MenuItem.PENALTY, MenuItem.PRESET,
+    )
     t.arbiter_hold()  # BACK
     assert not t.program.menu.is_open
 
