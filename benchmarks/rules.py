@@ -1,5 +1,7 @@
-"""Benchmark of the rules core: scoring against all codes, and the
-consistency analysis (with and without a mis-marked row).
+"""Benchmark of the rules core: scoring against all codes, the
+consistency analysis (with and without a mis-marked row), and rows known
+within bounds (two holes that may hold anything, in the first row, the
+worst place: judged against the secret, and in the hidden-secret check).
 
 Run: ``.venv/bin/python benchmarks/rules.py``. Prints a table, then ONE JSON
 line of named figures in milliseconds per call. Single process, no threads.
@@ -16,9 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pegwatch.rules.codes import Feedback, score, score_against_all
+from pegwatch.rules.bounded_consistency import analyse_bounded
+from pegwatch.rules.codes import UNKNOWN, Feedback, score, score_against_all
 from pegwatch.rules.consistency import analyse
-from pegwatch.rules.record import Row
+from pegwatch.rules.judge import judge_game
+from pegwatch.rules.record import GameRecord, Row
 from pegwatch.rules.variants import Scoring, Variant
 
 SIZES = [(8, 4), (8, 5), (9, 6)]
@@ -84,6 +88,27 @@ def measure(colours: int, holes: int, rng: random.Random) -> dict[str, float]:
     }
 
 
+def measure_bounded(colours: int, holes: int) -> dict[str, float]:
+    """Figures for twelve rows whose first has holes 2 and 4 unknown."""
+    v = variant(colours, holes)
+    tag = f"{colours}x{holes}"
+    rng = random.Random(colours * 100 + holes)  # apart from the figures above
+    secret = tuple(rng.choice(v.palette) for _ in range(v.holes))
+    rows = []
+    for _ in range(ROWS):
+        guess = tuple(rng.choice(v.palette) for _ in range(v.holes))
+        rows.append(Row(guess, score(secret, guess)))
+    doubtful = list(rows[0].guess)
+    doubtful[1] = doubtful[3] = UNKNOWN
+    rows[0] = Row(tuple(doubtful), rows[0].marks)
+    shown = GameRecord(v.name, secret, tuple(rows))
+    judge_ms = per_call_ms(lambda: judge_game(shown, v))
+    hidden_ms = per_call_ms(lambda: analyse_bounded(rows, v))
+    report = analyse_bounded(rows, v)
+    print(f"{tag:>5}  {judge_ms:>15.3f}  {hidden_ms:>21.3f}  {report.verdict.value}")
+    return {f"bounded_judge_ms_{tag}": judge_ms, f"bounded_consistency_ms_{tag}": hidden_ms}
+
+
 def main() -> None:
     rng = random.Random(2026)
     figures: dict[str, float] = {}
@@ -91,6 +116,9 @@ def main() -> None:
           f"{'with mis-mark ms':>16}  suspects")
     for colours, holes in SIZES:
         figures.update(measure(colours, holes, rng))
+    print(f"{'size':>5}  {'bounded judge ms':>15}  {'bounded consistency ms':>21}  verdict")
+    for colours, holes in SIZES:
+        figures.update(measure_bounded(colours, holes))
     print(json.dumps({k: round(val, 4) for k, val in figures.items()}))
 
 

@@ -210,25 +210,52 @@ class _RowScorer:
             out |= (black == b) & (common == b + w)
         return out
 
+    def _scores_of(self, values: tuple[int, ...], idx: NDArray[np.intp]
+                   ) -> tuple[NDArray[np.uint8], NDArray[np.uint8]]:
+        """Black and common pegs of one completion against the codes ``idx``."""
+        black = self.black[idx]
+        common = self.common[idx]
+        for j, value in enumerate(values):
+            if value != NO_COLOUR:
+                black += self.by_hole[self.uncertain[j], idx] == value
+        for colour, times in Counter(v for v in values if v != NO_COLOUR).items():
+            have = np.uint8(self.fixed_counts.get(colour, 0))
+            row = self.counts[colour, idx]
+            common += np.minimum(row, have + np.uint8(times)) - np.minimum(row, have)
+        return black, common
+
     def fits(self) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
-        """Per code: may fit (some completion agrees), surely fits (every one does)."""
+        """Per code: may fit (some completion agrees), surely fits (every one does).
+
+        Each completion is scored only against the codes still in question:
+        those no completion has fitted yet, and those every one has so far;
+        both sets shrink fast."""
         n = self.black.shape[0]
         if self.incomplete_fixed:
             return np.ones(n, dtype=bool), np.ones(n, dtype=bool)
         if self.count * max(1, n) > _WORK:
             return self._fits_by_ranges(), np.zeros(n, dtype=bool)
         may = np.zeros(n, dtype=bool)
-        sure = np.ones(n, dtype=bool)
-        exact = len(self.pairs) == 1
-        for _values, black, common in self.completions():
-            if black is None or common is None:
-                may[:] = True
+        unfitted = np.arange(n)
+        surely = np.arange(n) if len(self.pairs) == 1 else np.arange(0)
+        for values in itertools.product(*self.domains):
+            if _INCOMPLETE in values:
+                may[:] = True  # an incomplete row's marks say nothing
+                unfitted = unfitted[:0]
                 continue
-            agree = self.agree(black, common, self.pairs)
-            may |= agree
-            if exact:
-                sure &= agree
-        return may, sure if exact else np.zeros(n, dtype=bool)
+            if unfitted.size:
+                black, common = self._scores_of(values, unfitted)
+                agree = self.agree(black, common, self.pairs)
+                may[unfitted[agree]] = True
+                unfitted = unfitted[~agree]
+            if surely.size:
+                black, common = self._scores_of(values, surely)
+                surely = surely[self.agree(black, common, self.pairs)]
+            if not unfitted.size and not surely.size:
+                break
+        sure = np.zeros(n, dtype=bool)
+        sure[surely] = True
+        return may, sure
 
     def _fits_by_ranges(self) -> NDArray[np.bool_]:
         n = self.black.shape[0]

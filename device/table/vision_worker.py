@@ -10,6 +10,16 @@ moved after it is seen moving). When no such reading comes within
 ``give_up_frames`` frames, the answer is "unknown" or "occluded" and the
 row waits for the arbiter: the worker never guesses.
 
+A row the camera cannot read for certain is still answered with what is
+known when that stays the same, and still, over ``frames_to_accept``
+frames: per hole the colours it may hold (``candidates``, null for
+anything) and the key counts' bounds; the flow then judges it over every
+completion. Every answer carries the board's ``trust``. The secret is
+accepted only from ``secret_frames`` identical frames in which every hole
+reads confidently, on a trusted board, with nothing over the shield's area;
+the accepted code is then watched (``secret_watch``), and answered again
+only when it reads differently, for the alarm.
+
 It runs in a thread of its own (:meth:`start`) so that nothing it does can
 stall the clock; :meth:`feed` processes one frame synchronously, which is
 what the scripted demo and the tests use. Answers go to ``submit`` (the
@@ -33,6 +43,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.rules.flow import ReadRequest
+from pegwatch.rules.flow.state import TRUST_FULL
 from pegwatch.vision.reading import EMPTY, BoardReading, RowReading
 from pegwatch.vision.sources import FrameSource
 from pegwatch.vision.temporal import StableBoard
@@ -79,8 +90,36 @@ def _row_value(row: RowReading, phase: str) -> tuple[object, ...] | None:
     return (row.guess, row.keys.black, row.keys.white)
 
 
-def _secret_value(secret: tuple[Any, ...] | None) -> tuple[object, ...] | None:
-    if secret is None or any(not h.is_certain or h.colour == EMPTY for h in secret):
+def _bounded_value(row: RowReading, phase: str) -> tuple[object, ...] | None:
+    """What the row is known to hold, certain or not: per hole the colours it
+    may hold (None: anything), and the key counts or their bounds. None when
+    too little is known to judge within bounds (no hole known at all, or key
+    pegs neither counted nor bounded): then the row waits for the arbiter."""
+    holes = tuple(h.possible for h in row.holes)
+    if all(h.colour == EMPTY for h in row.holes) or all(h is None for h in holes):
+        return None
+    if phase == "guess":
+        return (holes,)
+    keys = row.keys
+    if keys.is_certain:
+        return (holes, "exact", keys.black, keys.white)
+    if keys.black_bounds is None and keys.white_bounds is None:
+        return None
+    return (holes, "bounds", keys.black_bounds, keys.white_bounds)
+
+
+def _secret_value(reading: BoardReading) -> tuple[object, ...] | None:
+    """The secret when it may be accepted: every hole read confidently (no
+    hole doubtful, occluded or empty), on a board the camera trusts, with
+    nothing over the shield's area and the shield not closed."""
+    secret = reading.secret
+    if (
+        secret is None
+        or reading.problem is not None
+        or reading.trust != TRUST_FULL
+        or getattr(reading, "shield", None) in ("closed", "covered")
+        or any(not h.is_certain or h.colour == EMPTY for h in secret)
+    ):
         return None
     return (tuple(h.colour for h in secret),)
 
@@ -96,6 +135,7 @@ class VisionWorker:
         submit: Submit,
         frames_to_accept: int = 3,
         give_up_frames: int = 12,
+        secret_frames: int | None = None,
         motion_threshold: float | None = None,
         jpeg_quality: int = 85,
         evidence: bool = True,
@@ -107,6 +147,10 @@ class VisionWorker:
         self.submit = submit
         self.frames_to_accept = max(1, frames_to_accept)
         self.give_up_frames = max(self.frames_to_accept, give_up_frames)
+        # The secret is accepted once only and judges every row: it must
+        # read the same in at least three frames, and never fewer than a row.
+        self.secret_frames = max(self.frames_to_accept,
+                                 secret_frames if secret_frames is not None else 3)
         self.stable = (
             StableBoard(frames_to_accept=self.frames_to_accept)
             if motion_threshold is None
@@ -183,12 +227,13 @@ class VisionWorker:
         moving = self.stable.moving_rows
         for row in reading.rows:
             for kind in ("guess", "marks"):
-                value = None
+                value = bounded = None
                 if reading.problem is None and row.row not in moving:
                     value = _row_value(row, kind)
+                    bounded = _bounded_value(row, kind)
                 self._bump((row.row, kind), value)
-        secret = None if reading.problem is not None else _secret_value(reading.secret)
-        self._bump((0, "secret"), secret)
+                self._bump((row.row, f"{kind} bounded"), bounded)
+        self._bump((0, "secret"), _secret_value(reading))
 
     def _bump(self, key: tuple[int, str], value: tuple[object, ...] | None) -> None:
         old, count = self._streaks.get(key, (None, 0))
@@ -212,10 +257,13 @@ class VisionWorker:
         p.frames += 1
         base: dict[str, Any] = {"game": request.game, "row": request.row, "phase": request.phase}
         if reading.problem is not None:
+            if request.phase == "secret_watch":
+                return None  # a watch never gives up
             p.value, p.count, p.bad = None, 0, "unknown"
             return self._give_up(p, base, request)
-        if request.phase in ("secret", "secret_hidden"):
+        if request.phase in ("secret", "secret_hidden", "secret_watch"):
             return self._advance_secret(p, request, reading, base)
+        base["trust"] = reading.trust
         row = reading.row(request.row)
         moving = request.row in self.stable.moving_rows
         value = None if moving else _row_value(row, request.phase)
@@ -223,6 +271,10 @@ class VisionWorker:
             p.value, p.count = None, 0
             p.bad = "occluded" if moving or row.status == "occluded" else "unknown"
             p.best = row
+            if request.phase == "marks" and row.keys.is_certain and self._bounded_ready(row, "marks"):
+                # The keys are counted and still; the holes' doubt was the
+                # guess's to settle: no need to wait for the give-up.
+                return {**base, **self._row_payload(row), **self._bounds_payload(row), "status": p.bad}
             return self._give_up(p, base, request)
         p.value = value
         p.best = row
@@ -230,12 +282,35 @@ class VisionWorker:
             return self._give_up(p, base, request)
         return {**base, **self._row_payload(row), "status": "ok"}
 
+    def _bounded_ready(self, row: RowReading, phase: str) -> bool:
+        """The row's value within bounds has stayed the same, and still, long enough."""
+        if _bounded_value(row, phase) is None:
+            return False
+        return self._streak(row.row, f"{phase} bounded") >= self.frames_to_accept
+
+    @staticmethod
+    def _bounds_payload(row: RowReading) -> dict[str, Any]:
+        """What the row is known to hold: the flow judges it over every completion."""
+        return {
+            "candidates": [None if h.possible is None else list(h.possible) for h in row.holes],
+            "black_bounds": None if row.keys.black_bounds is None else list(row.keys.black_bounds),
+            "white_bounds": None if row.keys.white_bounds is None else list(row.keys.white_bounds),
+        }
+
     def _advance_secret(
         self, p: _Progress, request: ReadRequest, reading: BoardReading, base: dict[str, Any]
     ) -> dict[str, Any] | None:
-        shield = "closed" if request.phase == "secret_hidden" else "open"
-        base = {**base, "phase": "secret", "shield": shield}
-        value = _secret_value(reading.secret)
+        shield = "open" if request.phase == "secret" else "closed"
+        base = {**base, "phase": "secret", "shield": shield, "trust": reading.trust}
+        value = _secret_value(reading)
+        if request.phase == "secret_watch":
+            # Answered only when the accepted code reads differently, as
+            # surely as it was accepted: the flow raises the alarm.
+            if (value is None or request.expect is None or value == (tuple(request.expect),)
+                    or self._streak(0, "secret") < self.secret_frames):
+                return None
+            assert reading.secret is not None
+            return {**base, "code": [h.colour for h in reading.secret], "status": "ok"}
         if value is None:
             p.value, p.count = None, 0
             if reading.secret is None and request.phase == "secret_hidden":
@@ -252,7 +327,7 @@ class VisionWorker:
                 return {**base, "code": None, "status": "unknown"}
             return None
         p.value = value
-        if self._streak(0, "secret") < self.frames_to_accept:
+        if self._streak(0, "secret") < self.secret_frames:
             return None
         assert reading.secret is not None
         return {
@@ -270,6 +345,8 @@ class VisionWorker:
         payload = {**base, "status": p.bad}
         if p.best is not None:
             payload.update(self._row_payload(p.best))
+            if self._bounded_ready(p.best, request.phase):
+                payload.update(self._bounds_payload(p.best))
         return payload
 
     @staticmethod

@@ -18,7 +18,7 @@ from __future__ import annotations
 from flow_script import FlowScript
 
 from pegwatch.device.table.program import TableProgram, replay_journal
-from pegwatch.rules.flow import Phase, RowState
+from pegwatch.rules.flow import Phase, RowState, verdict_from_json
 from pegwatch.simulation.demo import VirtualClock
 
 S = 1_000_000_000
@@ -75,6 +75,8 @@ def test_a_mis_mark_proved_for_every_reading_is_flagged():
     s.ev("reading", **secret("open", frame_ns=9))
     result = next(v for v in s.verdicts if v["what"] == "game")
     assert result["verdict"]["attempts"] == 2 and result["verdict"]["secret_source"] == "camera"
+    # Every verdict reads back as it was written (the journal's contract).
+    assert all(verdict_from_json(v).to_json() == v for v in s.verdicts)
 
 
 def test_a_row_every_reading_agrees_with_is_cleared_without_the_arbiter():
@@ -183,6 +185,7 @@ def test_a_secret_that_changes_under_the_shield_raises_the_alarm_and_is_not_used
     assert len(watch) == 1 and watch[0].expect == tuple(SECRET)
     s.ev("reading", **secret(code=["red", "red", "blue", "yellow"]))
     assert whats(s)[-1] == "secret_changed" and s.flow.game.secret_hidden == tuple(SECRET)
+    assert verdict_from_json(s.verdicts[-1]).to_json() == s.verdicts[-1]
     assert not [r for r in s.flow.read_requests() if r.phase == "secret_watch"]
     # The camera's code is no longer used: a wrong mark is not flagged now.
     s.ev("press", player=1)
