@@ -21,6 +21,7 @@ from typing import Any
 from pegwatch.rules.bounded import BoundedRow, CountRange
 from pegwatch.rules.codes import UNKNOWN, UNREAD, Code, Feedback, is_read
 from pegwatch.rules.errors import BadInput
+from pegwatch.rules.penalties import Penalty, PenaltyError, parse_penalties
 from pegwatch.rules.textfile import MIB, parse_json
 from pegwatch.rules.variants import Scoring, UnknownVariantError, Variant, get_variant
 
@@ -123,6 +124,11 @@ class GameRecord:
         out["timeout"] = None if self.timeout is None else self.timeout.value
         return out
 
+    @property
+    def penalties(self) -> tuple[Penalty, ...]:
+        """The arbiter's penalties in this game (the ``penalties`` key; checked when parsed)."""
+        return parse_penalties(self.extra.get("penalties"))
+
 
 @dataclass(frozen=True)
 class MatchRecord:
@@ -151,6 +157,13 @@ class MatchRecord:
         out["players"] = list(self.players)
         out["games"] = [game.to_json() for game in self.games]
         return out
+
+    @property
+    def penalties(self) -> tuple[Penalty, ...]:
+        """The arbiter's penalties in the match: its ``penalties`` key, else the games'."""
+        if "penalties" in self.extra:
+            return parse_penalties(self.extra.get("penalties"))
+        return tuple(p for game in self.games for p in game.penalties)
 
 
 def _show(value: object) -> str:
@@ -354,7 +367,16 @@ class _Parser:
                 "the codemaker's clock runs only while marking a row, and there are no rows",
             )
         extra = {k: v for k, v in d.items() if k not in ("rules", "secret", "rows", "timeout")}
+        self.penalties(extra, f"{prefix}penalties")
         return GameRecord(name, secret, rows, timeout, extra)
+
+    def penalties(self, extra: Mapping[str, Any], where: str) -> None:
+        # Optional (records from before penalties have none); checked here so
+        # that a bad one is refused with its place, like every other field.
+        try:
+            parse_penalties(extra.get("penalties"), where)
+        except PenaltyError as exc:
+            raise RecordError(": ".join(p for p in (self.source, str(exc)) if p)) from None
 
     def match(self, d: dict[str, Any]) -> MatchRecord:
         name, variant = self.variant(d, "")
@@ -384,6 +406,7 @@ class _Parser:
             self.game(g, f"games[{i}]", (name, variant)) for i, g in enumerate(games_raw)
         )
         extra = {k: v for k, v in d.items() if k not in ("rules", "players", "games")}
+        self.penalties(extra, "penalties")
         return MatchRecord(name, players, games, extra)
 
 
