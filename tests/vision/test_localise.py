@@ -29,6 +29,7 @@ from pegwatch.vision.localise import (
     rectify,
     reference_from_dict,
 )
+from pegwatch.vision.localise.base import MIN_SHARPNESS
 from pegwatch.vision.profile import load_profile
 
 
@@ -203,3 +204,72 @@ def test_fixed_corners_without_reference_take_the_first_clear_frame(invicta):
     assert loc.reference is not None
     moved = render(invicta, out.contents, replace(base, board_offset_mm=(0.0, 3.0, 0.0)), seed=9)
     assert loc.locate(moved.image).problem == BOARD_MOVED
+
+
+# --- a fixed camera keeps its fit -------------------------------------------
+
+
+def test_a_fixed_camera_keeps_its_fit_while_the_markers_are_hidden(invicta):
+    c = random_contents(invicta, np.random.default_rng(5))
+    seen = render(invicta, c, Conditions.easy(), seed=5)
+    hidden = render(invicta, c, Conditions.easy().with_(markers=False), seed=6)
+    loc = MarkerLocaliser(invicta)
+    first = loc.locate(seen.image)
+    held = loc.locate(hidden.image)
+    assert held.ok and held.held and held.markers_seen == ()
+    assert held.image_to_board is first.image_to_board
+    assert _hole_error_mm(invicta, held, hidden) < 0.5
+    # A fresh localiser has nothing to keep.
+    assert MarkerLocaliser(invicta).locate(hidden.image).problem == MARKERS_NOT_FOUND
+
+
+def test_markers_seen_elsewhere_are_a_move(invicta):
+    c = random_contents(invicta, np.random.default_rng(6))
+    a = render(invicta, c, Conditions.easy(), seed=6)
+    # Moved by ~1 mm at the markers: more than the tolerance, so the board is fitted anew.
+    b = render(invicta, c, Conditions.easy().with_(offset_px=(4.0, 0.0)), seed=6)
+    loc = MarkerLocaliser(invicta)
+    first = loc.locate(a.image)
+    same = loc.locate(a.image)
+    moved = loc.locate(b.image)
+    assert same.image_to_board is first.image_to_board
+    assert moved.image_to_board is not first.image_to_board and not moved.held
+    assert _hole_error_mm(invicta, moved, b) < 0.5
+
+
+def test_a_knocked_camera_with_its_markers_out_of_sight_is_not_read_through(invicta):
+    c = random_contents(invicta, np.random.default_rng(7), rows_played=3)
+    a = render(invicta, c, Conditions.easy(), seed=7)
+    knocked = render(invicta, c, Conditions.easy().with_(markers=False, offset_px=(14.0, 6.0)), seed=7)
+    loc = MarkerLocaliser(invicta)
+    assert loc.locate(a.image).ok
+    out = loc.locate(knocked.image)
+    assert not out.ok and out.problem == MARKERS_NOT_FOUND
+
+
+def test_localisation_reports_resolution_sharpness_and_pose(invicta):
+    c = random_contents(invicta, np.random.default_rng(8))
+    sharp = render(invicta, c, Conditions.easy(), seed=8)
+    soft = render(invicta, c, Conditions.easy().with_(blur_sigma=3.0), seed=8)
+    a = MarkerLocaliser(invicta).locate(sharp.image)
+    b = MarkerLocaliser(invicta).locate(soft.image)
+    truth_ppm = float(np.linalg.norm(sharp.project([(130.0, 42.5)]) - sharp.project([(131.0, 42.5)])))
+    assert a.px_per_mm == pytest.approx(truth_ppm, rel=0.03)
+    assert a.sharpness is not None and b.sharpness is not None
+    assert a.sharpness > MIN_SHARPNESS > b.sharpness
+    assert not a.too_blurred and b.too_blurred and not a.too_coarse
+    assert a.pose is not None
+    # The pose puts the board plane where the homography does.
+    holes = np.array(invicta.all_hole_centres_mm())
+    flat = a.pose.project(np.column_stack([holes, np.zeros(len(holes))]))
+    assert float(np.max(np.linalg.norm(flat - a.to_image(holes), axis=1))) < 1.0
+
+
+def test_corners_localisation_has_a_pose_too(invicta):
+    c = random_contents(invicta, np.random.default_rng(9))
+    out = render(invicta, c, Conditions.easy().with_(tilt_x_deg=12.0), seed=9)
+    loc = FixedCornersLocaliser(invicta, out.corners_px, check=False).locate(out.image)
+    assert loc.pose is not None and loc.px_per_mm is not None and loc.sharpness is not None
+    holes = np.array(invicta.all_hole_centres_mm())
+    flat = loc.pose.project(np.column_stack([holes, np.zeros(len(holes))]))
+    assert float(np.max(np.linalg.norm(flat - loc.to_image(holes), axis=1))) < 1.0

@@ -170,3 +170,23 @@ def test_the_worked_example_in_the_docs_loads_and_reads(tmp_path):
     out = render(p, random_contents(p, np.random.default_rng(0)), Conditions.easy(), seed=0)
     loc = MarkerLocaliser(p).locate(out.image)
     assert loc.ok and loc.markers_seen == (12, 13, 14, 15)
+
+
+def test_peg_heads_have_a_height_and_old_profiles_stay_flat(tmp_path):
+    from pegwatch.vision.profile import ProfileError, load_profile
+
+    inv = load_profile("invicta-12x4")
+    assert inv.peg_head_height_mm > 0 and inv.peg_head_shape == "dome"
+    # A dome is sampled half a radius below its top; a flat head at its top.
+    assert inv.code_head_centre_height_mm == pytest.approx(inv.peg_head_height_mm - inv.code_hole_diameter_mm / 4)
+    lego = load_profile("lego-10x4")
+    assert lego.peg_head_shape == "flat" and lego.key_head_centre_height_mm == lego.key_head_height_mm
+    text = (Path(inv.source)).read_text(encoding="utf-8")
+    old = "\n".join(line for line in text.splitlines() if "head_" not in line)
+    (tmp_path / "old.toml").write_text(old, encoding="utf-8")
+    flat = load_profile(str(tmp_path / "old.toml"))
+    assert flat.peg_head_height_mm == flat.key_head_height_mm == flat.code_head_centre_height_mm == 0.0
+    for bad, key in (("peg_head_height_mm = -1.0", "peg_head_height_mm"), ('peg_head_shape = "cone"', "peg_head_shape")):
+        (tmp_path / "bad.toml").write_text(old.replace('name = "invicta-12x4"', f'name = "invicta-12x4"\n{bad}'), encoding="utf-8")
+        with pytest.raises(ProfileError, match=f"bad.toml: {key}"):
+            load_profile(str(tmp_path / "bad.toml"))

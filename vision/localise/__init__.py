@@ -109,7 +109,7 @@ def localiser_for(
     if method == "corners":
         if corners_px is None:
             raise LocalisationError("the corners method needs four corners")
-        return FixedCornersLocaliser(profile, corners_px, reference=reference)
+        return FixedCornersLocaliser(profile, corners_px, reference=reference, lens=lens)
     if method == "best-effort":
         return BestEffortLocaliser(profile)
     raise LocalisationError(f"unknown localisation method {method!r} (markers, corners, best-effort)")

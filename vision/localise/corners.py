@@ -11,17 +11,19 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from pegwatch.vision.lens import Lens
 from pegwatch.vision.localise.base import (
     BOARD_MOVED,
     NO_BOARD,
     Localisation,
     LocalisationError,
+    board_sharpness,
     check_frame,
     corners_homography,
     failed,
@@ -34,6 +36,7 @@ from pegwatch.vision.localise.grid import (
     measure_grid,
     quality_from_fit,
 )
+from pegwatch.vision.pose import BoardPose, PoseError, estimate_lens, fit_pose
 from pegwatch.vision.profile import BoardProfile
 
 logger = logging.getLogger(__name__)
@@ -128,8 +131,11 @@ class FixedCornersLocaliser:
         *,
         reference: CornersReference | Mapping[str, Any] | None = None,
         check: bool = True,
+        lens: Lens | None = None,
     ) -> None:
         self.profile = profile
+        self.lens = lens
+        self._pose: tuple[bytes, tuple[int, int], BoardPose | None] | None = None
         self.corners_px = np.asarray(corners_px, dtype=np.float64)
         self.image_to_board = corners_homography(profile, self.corners_px)
         self._corners_only = self.image_to_board  # what the reference was measured against
@@ -171,7 +177,9 @@ class FixedCornersLocaliser:
         """
         check_frame(frame)
         if not self.check:
-            return Localisation(True, self.method, self.image_to_board, None, 0.5, size_mm=self.profile.size_mm)
+            return self._measured(
+                frame, Localisation(True, self.method, self.image_to_board, None, 0.5, size_mm=self.profile.size_mm)
+            )
         fit = measure_grid(
             self.profile, frame, self._corners_only, hole_ring=None if self.reference is None else self.reference.hole_ring
         )
@@ -196,4 +204,37 @@ class FixedCornersLocaliser:
             logger.info("board moved by %.1f mm (%d clear rows)", disp, clear)
             return failed(self.method, BOARD_MOVED, quality=0.0, shift_mm=None if math.isnan(disp) else disp)
         quality = quality_from_fit(self.profile, rel)
-        return Localisation(True, self.method, h, None, quality, (), disp, self.profile.size_mm)
+        return self._measured(frame, Localisation(True, self.method, h, None, quality, (), disp, self.profile.size_mm))
+
+    def pose_for(self, size: tuple[int, int]) -> BoardPose | None:
+        """The camera's pose from the picked corners (fitted once per fit and frame size).
+
+        The corners place the camera; the hole pattern's reference says
+        where the board lies relative to them (the fit moved onto the holes).
+        """
+        key = np.asarray(self.image_to_board, dtype=np.float64).tobytes()
+        if self._pose is not None and self._pose[0] == key and self._pose[1] == size:
+            return self._pose[2]
+        pose: BoardPose | None = None
+        try:
+            corners_fit = self._corners_only
+            if self.lens is not None:
+                lens = self.lens.for_size(size)
+            else:
+                b2i = np.linalg.inv(corners_fit)
+                lens = estimate_lens(b2i / b2i[2, 2], size)
+            to_fit = corners_fit @ np.linalg.inv(self.image_to_board)
+            pose = fit_pose(
+                np.array(self.profile.corners_mm(), dtype=np.float64), self.corners_px, lens, board_to_fit=to_fit / to_fit[2, 2]
+            )
+        except (PoseError, np.linalg.LinAlgError) as exc:
+            logger.debug("no camera pose from the corners: %s", exc)
+        self._pose = (key, size, pose)
+        return pose
+
+    def _measured(self, frame: NDArray[np.uint8], loc: Localisation) -> Localisation:
+        """``loc`` with the camera's pose, the board's px/mm and its sharpness in ``frame``."""
+        if loc.image_to_board is None:
+            return loc
+        ppm, sharp = board_sharpness(frame, loc.image_to_board, self.profile.size_mm)
+        return replace(loc, pose=self.pose_for((frame.shape[1], frame.shape[0])), px_per_mm=ppm, sharpness=sharp)

@@ -28,7 +28,8 @@ from pegwatch.vision.localise.base import (
     check_frame,
     failed,
 )
-from pegwatch.vision.localise.grid import refine_to_grid, row_tuple, worst_residual
+from pegwatch.vision.localise.corners import MOVED_MM
+from pegwatch.vision.localise.grid import measure_grid, refine_to_grid, row_tuple, worst_residual
 from pegwatch.vision.markers import DetectedMarker, detect_markers, equalise, profile_marker_points
 from pegwatch.vision.pose import BoardPose, PoseError, estimate_lens, fit_pose
 from pegwatch.vision.profile import BoardProfile
@@ -88,6 +89,7 @@ class MarkerLocaliser:
         # The last good fit: marker centres by id (image px), the result, when it was fitted.
         self._last: tuple[dict[int, NDArray[np.float64]], Localisation, int] | None = None
         self._rois: dict[int, tuple[int, int, int, int]] = {}
+        self._held_checked_ns = 0
 
     # --- detection -------------------------------------------------------
 
@@ -189,6 +191,28 @@ class MarkerLocaliser:
         ppm, sharp = board_sharpness(frame, loc.image_to_board, self.profile.size_mm)
         return replace(loc, px_per_mm=ppm, sharpness=sharp, **changes)  # type: ignore[arg-type]
 
+    def _still_there(self, frame: NDArray[np.uint8], loc: Localisation, now: int) -> bool:
+        """Is the board still where the kept fit puts it? Checked once per ``recheck_s`` while held.
+
+        The markers cannot say (they are not seen), so the hole pattern is
+        asked: clear rows displaced by twice :data:`MOVED_MM` mean the camera
+        moved out of the markers' sight (a knock), and the fit is dropped
+        rather than read through. Rows under a hand give no answer and keep it.
+        """
+        if loc.image_to_board is None:
+            return False
+        if now - self._held_checked_ns < self.recheck_s * 1e9:
+            return True
+        self._held_checked_ns = now
+        fit = measure_grid(self.profile, frame, loc.image_to_board)
+        if int(fit.clear_rows.sum()) < max(2, self.profile.rows // 4):
+            return True
+        disp = fit.max_displacement(self.profile)
+        if math.isnan(disp) or disp < 2 * MOVED_MM:
+            return True
+        logger.info("markers not seen and the holes moved by %.1f mm: the kept fit is dropped", disp)
+        return False
+
     # --- the fit -----------------------------------------------------------
 
     def _homography(self, img_pts: NDArray[np.float64], board_pts: NDArray[np.float64], used: tuple[int, ...]) -> tuple[NDArray[np.float64], float, Points] | None:
@@ -258,8 +282,13 @@ class MarkerLocaliser:
         # The fixed camera has not moved (or the markers cannot say): keep the
         # fit, and re-fit now and then while the markers are seen, so that a
         # board nudged on its tray is followed.
-        if last is not None and ((agrees and now - last[2] < self.recheck_s * 1e9) or len(used) < 2):
-            return self._with_sharpness(frame, last[1], markers_seen=used, held=not agrees)
+        if last is not None and agrees and now - last[2] < self.recheck_s * 1e9:
+            return self._with_sharpness(frame, last[1], markers_seen=used)
+        if last is not None and len(used) < 2:
+            if not self._still_there(frame, last[1], now):
+                self._last = None
+                return failed(self.method, MARKERS_NOT_FOUND, markers_seen=used)
+            return self._with_sharpness(frame, last[1], markers_seen=used, held=True)
         if len(used) < 2:
             return failed(self.method, MARKERS_NOT_FOUND, markers_seen=used)
         img_pts = self._refine_corners(gray, img_pts)
@@ -272,6 +301,7 @@ class MarkerLocaliser:
         quality = len(used) / len(self.profile.markers) / (1.0 + rms)
         shift = None
         rows: tuple[tuple[float, float], ...] | None = None
+        ppm, sharp = board_sharpness(frame, h / h[2, 2], self.profile.size_mm)
         if self.refine:
             h2, fit = refine_to_grid(self.profile, frame, h, min_shift_mm=0.7)
             worst = worst_residual(fit)
@@ -284,8 +314,18 @@ class MarkerLocaliser:
         h = h / h[2, 2]
         pose = self._pose(img_pts, board_pts, h_markers, h, (frame.shape[1], frame.shape[0]))
         loc = Localisation(
-            True, self.method, h, None, float(quality), used, shift, self.profile.size_mm, rows, pose=pose
+            True,
+            self.method,
+            h,
+            None,
+            float(quality),
+            used,
+            shift,
+            self.profile.size_mm,
+            rows,
+            pose=pose,
+            px_per_mm=ppm,
+            sharpness=sharp,
         )
-        loc = self._with_sharpness(frame, loc)
         self._last = (self._centres(img_pts, used), loc, now)
         return loc
