@@ -14,7 +14,13 @@ import pytest
 from pegwatch.vision.calibration import CalibrationError
 from pegwatch.vision.lens import Lens, LensError, lens_from_dict
 from pegwatch.vision.localise import Localisation
-from pegwatch.vision.pose import PoseError, estimate_lens, fit_pose, focal_from_homography, pose_from_homography
+from pegwatch.vision.pose import (
+    PoseError,
+    estimate_lens,
+    fit_pose,
+    focal_from_homography,
+    pose_from_homography,
+)
 from pegwatch.vision.profile import load_profile
 
 PHOTOS = Path(os.environ.get("PEGWATCH_PHOTOS", str(Path(__file__).resolve().parents[3] / "shared" / "photos")))
