@@ -211,7 +211,8 @@ class StopSignals:
         tb: TracebackType | None,
     ) -> None:
         for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
+            # None: a handler set outside Python, which cannot be put back; the default then.
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
         self._previous.clear()
         if self.received is not None:
             logger.warning("stopped by %s", signal.Signals(self.received).name)

@@ -378,3 +378,17 @@ def test_buttons_lost_later_are_let_go_and_opened_again_off_the_clocks_thread():
         keeper.stop()
         slot.close()
         factory.close()
+
+
+def test_stop_signals_set_the_event_and_put_the_handlers_back():
+    import threading
+
+    from pegwatch.device.table.service import StopSignals
+
+    stop = threading.Event()
+    before = signal.getsignal(signal.SIGTERM)
+    with StopSignals(stop) as signals:
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert wait_for(stop.is_set, WAIT_S)
+        assert signals.received == signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) is before
