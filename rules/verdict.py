@@ -113,6 +113,8 @@ class GameVerdict:
     consistency: Consistency | None = None
     consistency_deciding: tuple[Deciding, ...] = ()
     secret_source: str | None = None
+    #: The arbiter's penalties in this game (rules/penalties.py, as JSON).
+    penalties: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def illegal_moves(self) -> dict[Role, int]:
@@ -160,6 +162,8 @@ class GameVerdict:
             out["decoder_bonus_points"] = self.decoder_bonus_points
             out["replay"] = self.replay
         out["notes"] = list(self.notes)
+        if self.penalties:
+            out["penalties"] = [dict(p) for p in self.penalties]
         return out
 
     @classmethod
@@ -203,6 +207,7 @@ class GameVerdict:
                 Deciding(int(d["row"]), tuple(d.get("deciding_holes", ())), tuple(d.get("deciding_keys", ())))
                 for d in data.get("consistency_deciding", ())),
             secret_source=data.get("secret_source"),
+            penalties=tuple(dict(p) for p in data.get("penalties", ())),
         )
 
 
@@ -233,6 +238,11 @@ class MatchVerdict:
     illegal_moves: dict[str, int] = field(default_factory=dict)
     final: bool = False
     reveal_can_change: tuple[str, ...] = MATCH_REVEAL_KEYS
+    #: The arbiter's penalties (rules/penalties.py, as JSON), already applied
+    #: to ``vp``: ``docked_vp`` per player, ``games_lost`` game -> loser.
+    penalties: tuple[Mapping[str, Any], ...] = ()
+    docked_vp: dict[str, float] = field(default_factory=dict)
+    games_lost: dict[int, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """Plain data (the ``pegwatch judge --json`` output for a match)."""
@@ -251,4 +261,8 @@ class MatchVerdict:
         }
         if self.points is not None:
             out["points"] = dict(self.points)
+        if self.penalties:
+            out["penalties"] = [dict(p) for p in self.penalties]
+            out["docked_vp"] = dict(self.docked_vp)
+            out["games_lost"] = {str(g): p for g, p in self.games_lost.items()}
         return out
