@@ -191,6 +191,11 @@ def test_values_are_read_and_paths_resolve_beside_the_file(tmp_path):
         ("[camera]\nfps = 0\n", "camera.fps: 0 is out of range; allowed 1..60"),
         ('[camera]\nfps = "fast"\n', "camera.fps: 'fast' is not a number; allowed 1..60"),
         (
+            '[camera]\nfocus = "continuous"\n',
+            "camera.focus: 'continuous' is not a known focus; allowed: distance, once",
+        ),
+        ("[camera]\nfocus_cm = 0\n", "camera.focus_cm: 0 is out of range; allowed 5..300"),
+        (
             "[vision]\nframes_to_accept = 0\n",
             "vision.frames_to_accept: 0 is out of range; allowed 1..30",
         ),
