@@ -13,7 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pegwatch.rules.bounded import RowJudgement
@@ -49,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     """Judge ``args.file``; print the verdict; return the exit status."""
     # Imported here so that `pegwatch --help` does not load numpy.
     from pegwatch.rules.judge import judge_game, judge_match
+    from pegwatch.rules.penalty_verdict import penalise_game, penalise_match
     from pegwatch.rules.record import MAX_RECORD_BYTES, MatchRecord, RecordError, load_record
     from pegwatch.rules.textfile import read_stdin_text, read_text
     from pegwatch.rules.variants import get_variant, load_variants
@@ -63,12 +65,16 @@ def run(args: argparse.Namespace) -> int:
     variant = get_variant(record.rules, extra)
     if isinstance(record, MatchRecord):
         match_verdict = judge_match(record, variant, source=source)
+        # The arbiter's penalties (the record's ``penalties``), applied to the VP.
+        match_verdict = penalise_match(
+            match_verdict, record.penalties, failure_attempts=variant.failure_attempts
+        )
         if args.json:
             print(json.dumps(match_verdict.to_json(), indent=2, ensure_ascii=False))
         else:
             print(format_match(record, match_verdict, variant))
     else:
-        verdict = judge_game(record, variant, source=source)
+        verdict = penalise_game(judge_game(record, variant, source=source), record.penalties)
         if args.json:
             print(json.dumps(verdict.to_json(), indent=2, ensure_ascii=False))
         else:
@@ -174,6 +180,7 @@ def format_game(record: GameRecord, verdict: GameVerdict, variant: Variant, inde
         if not n.startswith(("illegal", "provisional until the secret is shown"))
     )
     lines.extend(f"{indent}illegal: {r.reason}" for r in verdict.illegal_rows)
+    lines.extend(f"{indent}penalty: {_penalty_text(p)}" for p in verdict.penalties)
     if verdict.illegal_secret:
         lines.append(f"{indent}illegal: {verdict.illegal_secret}")
     return "\n".join(lines)
@@ -234,5 +241,16 @@ def format_match(record: MatchRecord, verdict: MatchVerdict, variant: Variant) -
             extra += f" (after a {verdict.penalties_vp[p]:g} VP penalty)"
         if verdict.illegal_moves.get(p):
             extra += f", {verdict.illegal_moves[p]} illegal moves"
+        if verdict.docked_vp.get(p):
+            extra += f", {verdict.docked_vp[p]:g} VP docked by the arbiter"
         lines.append(f"{p}: {_plural(verdict.attempts[p], 'attempt')}, {verdict.vp[p]:g} VP{extra}")
+    lines.extend(f"penalty: {_penalty_text(given)}" for given in verdict.penalties)
+    for number, loser in sorted(verdict.games_lost.items()):
+        lines.append(f"game {number} lost by {loser} by penalty: counted as their worst result in the VP")
     return "\n".join(lines)
+
+
+def _penalty_text(data: Mapping[str, Any]) -> str:
+    from pegwatch.rules.penalties import Penalty
+
+    return Penalty.from_json(data).text
