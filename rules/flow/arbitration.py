@@ -100,7 +100,12 @@ class Arbitration(Settlement):
         if row.guess_state is RowState.CHECK:
             legal = self._after_guess(g, row_no)
             out = Outcome(verdicts=legal.verdicts, lines=(head, *legal.lines))
-        return self._judge_after(g, row_no, out)
+        out = self._judge_after(g, row_no, out)
+        if g.ended_ns is not None and g.secret_state is RowState.READ:
+            # The result waited for this row (a check found at the reveal).
+            fin = self._finish_game(g)
+            out = Outcome(verdicts=(*out.verdicts, *fin.verdicts), lines=(*out.lines, *fin.lines))
+        return out
 
     def _enter_row(self, g: GameState, row_no: int, payload: Mapping[str, Any]) -> Outcome:
         """A row entered by hand (``hand: true``): it replaces what the table had.

@@ -169,6 +169,46 @@ def test_without_the_secret_bounded_rows_join_the_consistency_check():
     assert [v["row"] for v in s.verdicts if v["what"] == "mismark"] == [1]
 
 
+def test_a_row_unsure_at_the_reveal_holds_the_result_until_the_arbiter_reads_it():
+    s = FlowScript()
+    start(s, hidden=False)
+    s.ev("press", player=1)
+    s.ev("reading", **guess(1, None))
+    s.ev("press", player=0)
+    s.ev("reading", **marks(1, 1, 1))
+    assert s.flow.checks() == ()  # without the secret there is nothing to ask yet
+    s.ev("press", player=1)
+    s.ev("reading", game=1, row=2, phase="guess", guess=SECRET, status="ok")
+    s.ev("press", player=0)
+    s.ev("reading", game=1, row=2, phase="marks", guess=SECRET, black=4, white=0, status="ok")
+    s.ev("reading", **secret("open"))
+    assert s.flow.checks() == (1,) and "game" not in whats(s)
+    s.ev("arbiter", action="confirm_row", game=1, row=1, guess=["red", "red", "green", "green"])
+    result = next(v for v in s.verdicts if v["what"] == "game")
+    assert result["verdict"]["attempts"] == 2 and result["verdict"]["mismarked_row"] is None
+    assert s.flow.phase is Phase.GAME_OVER
+
+
+def test_an_unsure_row_comes_before_a_later_proved_mis_mark():
+    """With the code seen, row 1 is unsure and row 2 proved wrong: the
+    arbiter reads row 1 first, since it may be the first wrong row."""
+    s = FlowScript()
+    start(s, hidden=False)
+    s.ev("press", player=1)
+    s.ev("reading", **guess(1, None))
+    s.ev("press", player=0)
+    s.ev("reading", **marks(1, 1, 1))
+    s.ev("press", player=1)
+    s.ev("reading", game=1, row=2, phase="guess", guess=["red"] * 4, status="ok")
+    s.ev("press", player=0)
+    s.ev("reading", game=1, row=2, phase="marks", guess=["red"] * 4, black=0, white=0, status="ok")
+    s.ev("reading", **secret())  # the camera now sees the code under the shield
+    assert s.flow.checks() == (1,) and "mismark" not in whats(s)
+    # Row 1 was red green green green: 2B0W, so 1/1 was wrong: the first mis-mark.
+    s.ev("arbiter", action="confirm_row", game=1, row=1, guess=["red", "green", "green", "green"])
+    assert [(v["row"], v["attempts"]) for v in s.verdicts if v["what"] == "mismark"] == [(1, 2)]
+
+
 def test_a_reading_without_candidates_still_waits_for_the_arbiter():
     """Journals from before bounded readings replay unchanged."""
     s = FlowScript()
@@ -239,3 +279,61 @@ def test_the_table_shows_the_alarm_keeps_the_evidence_and_replays(tmp_path):
     result = replay_journal(tmp_path / "j.sqlite")
     assert result.mismatches == ()
     assert [v.what for v in result.verdicts].count("secret_changed") == 1
+
+
+def test_random_streams_with_bounded_and_low_trust_readings_replay_and_never_accuse_wrongly():
+    """Random events, readings within bounds and low-trust ones among them:
+    replaying gives the same verdicts, and every mis-mark flagged is one the
+    code proves for every reading of its row, from a trusted reading."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from pegwatch.rules.bounded import BoundedRow, CountRange, Judgement, judge_row
+    from pegwatch.rules.flow import MatchFlow, replay_events
+    from pegwatch.rules.variants import get_variant
+
+    colours = st.sampled_from(["red", "green", "blue", "yellow", "white"])
+    code = st.lists(colours, min_size=4, max_size=4)
+    cands = st.lists(st.one_of(colours.map(lambda c: [c]), st.lists(colours, min_size=2, max_size=3,
+                                                                    unique=True), st.none()),
+                     min_size=4, max_size=4)
+    reading = st.fixed_dictionaries({
+        "game": st.just(1), "row": st.integers(1, 4), "phase": st.sampled_from(["guess", "marks"]),
+        "guess": code, "black": st.integers(0, 2), "white": st.integers(0, 2),
+        "status": st.sampled_from(["ok", "unknown"]), "trust": st.sampled_from(["full", "low"]),
+        "keys_status": st.sampled_from(["ok", "unknown"]),
+    }, optional={"candidates": cands, "black_bounds": st.just([0, 2])})
+    event = st.one_of(
+        st.tuples(st.just("press"), st.fixed_dictionaries({"player": st.sampled_from([0, 1])})),
+        st.tuples(st.just("reading"), reading),
+        st.tuples(st.just("reading"), st.fixed_dictionaries({
+            "game": st.just(1), "row": st.just(0), "phase": st.just("secret"), "code": code,
+            "shield": st.sampled_from(["closed", "open"]), "status": st.just("ok"),
+            "trust": st.sampled_from(["full", "full", "low"])})),
+    )
+    mso = get_variant("mso")
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.tuples(event, st.integers(1, 30 * S)), max_size=40))
+    def run(stream):
+        t = 0
+        events = []
+        flow = MatchFlow(("Ann", "Bob"))
+        for (kind, payload), dt in stream:
+            t += dt
+            events.append((kind, payload, t))
+            for v in flow.apply(kind, payload, t).verdicts:
+                events.append(("verdict", v.to_json(), t))
+                if v.what == "mismark":
+                    g = flow.game
+                    r = g.rows[v.row - 1]
+                    assert not r.low_trust
+                    code_used = g.secret if g.secret is not None else g.secret_hidden
+                    bounded = r.bounded or BoundedRow(
+                        tuple((p,) for p in r.guess), CountRange.exact(r.marks.black),
+                        CountRange.exact(r.marks.white))
+                    assert judge_row(code_used, bounded, mso).verdict is Judgement.MISMARK
+        pairs = replay_events(MatchFlow(("Ann", "Bob")), events)
+        assert all(a.to_json() == b for a, b in pairs)
+
+    run()
