@@ -9,7 +9,10 @@ reason, the player's count in the game, and ``settled``: accepted, corrected
 or null), and the match record the table's count per player
 (``illegal_moves``; the judge's own count covers only the rows still illegal).
 Every record carries ``table``: the ``[table] name`` kept in the journal
-(``null`` for a journal written before it was kept).
+(``null`` for a journal written before it was kept). The arbiter's penalties
+(``ruling`` events; :mod:`pegwatch.rules.penalties`) are ``penalties``: a
+game's in its file, all of them in the match's; the key is there only when
+some were given, and ``pegwatch judge`` applies them.
 
 The games written are recorded in the journal (meta ``exported``): under
 ``[journal] max_mb`` their evidence images are the first to be evicted.
@@ -45,12 +48,17 @@ def export_records(journal: str | Path, out_dir: str | Path, *, evidence: bool =
         if not game.final:
             continue
         record = {**flow.game_record(game).to_json(), "table": table}
+        given = [p.to_json() for p in result.penalties if p.game == game.number]
+        if given:
+            record["penalties"] = given
         path = out / f"game{game.number}.json"
         path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
         written.append(path)
     if flow.match_verdict is not None:
         path = out / "match.json"
         record = {**flow.match_record().to_json(), "table": table}
+        if result.penalties:
+            record["penalties"] = [p.to_json() for p in result.penalties]
         path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
         written.append(path)
     finished = [game.number for game in flow.games if game.final]

@@ -278,3 +278,53 @@ def test_hourglass_at_the_table(tmp_path, mock_factory, fake_time, drive):
         assert isinstance(t.program, TableProgram)
     finally:
         t.close()
+
+
+def play_game(t, drive, fake_time, maker_pin, breaker_pin, secret, guesses):
+    """One game at the table: the codemaker starts, each guess and its marks read."""
+    from pegwatch.rules.codes import score
+
+    tap(t, drive, fake_time, maker_pin)
+    for row, guess in enumerate(guesses, start=1):
+        fake_time.advance_s(5)
+        tap(t, drive, fake_time, breaker_pin)
+        t.reading(row, "guess", guess)
+        fake_time.advance_s(3)
+        tap(t, drive, fake_time, maker_pin)
+        fb = score(tuple(guess), tuple(secret))
+        t.reading(row, "marks", guess, fb.black, fb.white)
+    t.secret("open", secret)
+    assert t.flow.game.final
+
+
+def test_penalties_reach_the_exported_records_and_the_judge(table, drive, fake_time, tmp_path, capsys):
+    import json
+
+    from pegwatch.device.cli import main
+    from pegwatch.device.table.export import export_records
+
+    t = table
+    secret1 = ("red", "green", "blue", "yellow")
+    secret2 = ("blue", "red", "green", "white")
+    tap(t, drive, fake_time, MAKER)
+    t.program.ruling("penalty", player=1, penalty="points", points=10, why="disturbing the opponent")
+    t.step()
+    # Game 1 from its start: undo the start press, then play it out.
+    t.program.ruling("undo", why="restart the game for the record")
+    t.step()
+    play_game(t, drive, fake_time, MAKER, BREAKER, secret1, [("red", "red", "blue", "blue"), secret1])
+    play_game(t, drive, fake_time, BREAKER, MAKER, secret2,
+              [("red", "red", "red", "red"), ("blue", "blue", "green", "green"), secret2])
+    assert t.flow.match_verdict is not None
+    written = export_records(t.path, tmp_path / "out")
+    match = json.loads((tmp_path / "out" / "match.json").read_text())
+    game1 = json.loads((tmp_path / "out" / "game1.json").read_text())
+    assert [p["kind"] for p in match["penalties"]] == ["points"]
+    assert game1["penalties"][0]["why"] == "disturbing the opponent"
+    assert "penalties" not in json.loads((tmp_path / "out" / "game2.json").read_text())
+    assert main(["judge", str(tmp_path / "out" / "match.json"), "--json"]) == 0
+    verdict = json.loads(capsys.readouterr().out)
+    # Bob broke game 1 in 2 and Ann game 2 in 3: Bob's 1 VP, less the 10 docked.
+    assert verdict["vp"] == {"Alice": 0.0, "Bob": -9.0}
+    assert verdict["docked_vp"] == {"Alice": 0.0, "Bob": 10.0}
+    assert len(written) == 3
