@@ -147,6 +147,8 @@ def fit_profile(
     profile. ``rows``/``holes`` default to the base's, else to the largest
     row and hole numbers given.
     """
+    if base is not None and mm_points:
+        points = [*points, *_labelled_by(base, mm_points)]
     code = [p for p in points if p.kind == "code"]
     pairs = [(p.px, p.mm) for p in points if p.mm is not None] + [(a, b) for a, b in mm_points]
     notes: list[str] = []
@@ -179,6 +181,32 @@ def fit_profile(
     except ProfileError as exc:
         raise ProfileFitError(f"the fitted profile does not hold together: {exc}") from None
     return fit
+
+
+def _labelled_by(
+    base: BoardProfile, mm_points: Sequence[tuple[tuple[float, float], tuple[float, float]]]
+) -> list[HolePoint]:
+    """Millimetre/pixel pairs labelled by the base profile's hole at those millimetres.
+
+    A pair further than a third of the closest hole spacing from every hole
+    of the base labels nothing (it still places the board).
+    """
+    holes: list[tuple[str, int, int, tuple[float, float]]] = []
+    for r in range(1, base.rows + 1):
+        holes += [("code", r, j, c) for j, c in enumerate(base.hole_centres_mm(r), 1)]
+        holes += [("key", r, k, c) for k, c in enumerate(base.key_centres_mm(r), 1)]
+    holes += [("secret", 0, j, c) for j, c in enumerate(base.secret_centres_mm(), 1)]
+    centres = np.array([h[3] for h in holes])
+    gaps = np.linalg.norm(centres[:, None] - centres[None], axis=2)
+    reach = float(np.min(gaps[gaps > 0])) / 3
+    out: list[HolePoint] = []
+    for px, mm in mm_points:
+        d = np.linalg.norm(centres - np.asarray(mm), axis=1)
+        i = int(np.argmin(d))
+        if d[i] <= reach:
+            kind, row, index, _ = holes[i]
+            out.append(HolePoint(kind, row, index, (float(px[0]), float(px[1])), (float(mm[0]), float(mm[1]))))
+    return out
 
 
 def _apply(h: NDArray[Any], p: Sequence[float] | NDArray[Any]) -> tuple[float, float]:

@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     points: list[HolePoint] = []
     pairs: list[MmPair] = []
     for path in args.points:
-        got, got_pairs = load_points(path)
+        got, got_pairs = load_points(path, photo=args.image)
         points += got
         pairs += got_pairs
     for spec in args.point:
@@ -103,8 +103,8 @@ def run(args: argparse.Namespace) -> int:
         if clicked is None:
             return 2
         points += clicked
-    if not points:
-        raise ProfileInputError("no hole centres: give --points FILE, --point SPEC or --click")
+    if not points and not (pairs and base is not None):
+        raise ProfileInputError("no hole centres: give --points FILE, --point SPEC or --click (millimetre pairs need --base)")
     h, w = image.shape[:2]
     for pt in points:
         if not (0 <= pt.px[0] < w and 0 <= pt.px[1] < h):
@@ -161,7 +161,7 @@ def _size(text: str | None) -> tuple[float, float] | None:
 # --- reading points -------------------------------------------------------------
 
 
-def load_points(path: str) -> tuple[list[HolePoint], list[MmPair]]:
+def load_points(path: str, *, photo: str = "") -> tuple[list[HolePoint], list[MmPair]]:
     """The labelled points and millimetre pairs of a .json, .csv or .toml file."""
     from pegwatch.rules.textfile import parse_json, parse_toml, read_text
 
@@ -179,7 +179,7 @@ def load_points(path: str) -> tuple[list[HolePoint], list[MmPair]]:
         data = _csv_rows(text, path)
     else:
         raise ProfileInputError(f"{path}: a points file is .json, .csv or .toml")
-    return points_from_data(data, where=path)
+    return points_from_data(data, where=path, photo=photo)
 
 
 def _csv_rows(text: str, where: str) -> list[dict[str, str]]:
@@ -190,10 +190,15 @@ def _csv_rows(text: str, where: str) -> list[dict[str, str]]:
     return [dict(r) for r in reader]
 
 
-def points_from_data(data: Any, *, where: str) -> tuple[list[HolePoint], list[MmPair]]:
+def points_from_data(data: Any, *, where: str, photo: str = "") -> tuple[list[HolePoint], list[MmPair]]:
     """Points from parsed JSON/TOML/CSV: a list, or an object with ``points`` (or ``hole_points_mm_to_px``)."""
     from pegwatch.vision.profile_fit import HolePoint, ProfileFitError
 
+    if isinstance(data, list) and data and all(isinstance(e, Mapping) and "file" in e for e in data):
+        # A photo index (../shared/photos/index.json): the entry of this photo.
+        data = next((e for e in data if photo and str(photo).endswith(str(e["file"]))), None)
+        if data is None:
+            raise ProfileInputError(f"{where}: a photo index with no entry for {photo}")
     if isinstance(data, Mapping):
         if isinstance(data.get("hole_points_mm_to_px"), Mapping):
             data = data["hole_points_mm_to_px"]

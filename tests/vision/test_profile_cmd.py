@@ -143,3 +143,26 @@ def test_bad_fits_and_specs_are_one_line(photo, tmp_path, capsys):
     status = main(["profile", photo, "--points", str(src), "--hole-pitch-mm", "9", "-o", str(tmp_path / "x.toml")])
     err = capsys.readouterr().err.splitlines()
     assert status == 2 and "outside the 900x400 photo" in err[0] and photo in err[0]
+
+
+def test_the_photo_index_with_a_base_profile(tmp_path, capsys):
+    from pathlib import Path
+
+    photos = Path(__file__).resolve().parents[3] / "shared" / "photos"
+    photo = photos / "wilort__mastermind-solver" / "mastermind.jpg"
+    base = photos / "profiles" / "wilort-10x4.toml"
+    if not (photo.is_file() and base.is_file() and (photos / "index.json").is_file()):
+        pytest.skip(f"the development photos are not at {photos}")
+    out = tmp_path / "wilort-fit.toml"
+    args = ["profile", str(photo), "--points", str(photos / "index.json"), "--base", str(base), "-o", str(out)]
+    assert main(args) == 0
+    assert "--corners" in capsys.readouterr().out
+    fitted, wilort = load_profile(str(out)), load_profile(str(base))
+    # The 18 hole centres measured by eye give the board's own pitches.
+    assert np.hypot(*fitted.row_step_mm) == pytest.approx(14.0, abs=0.3)
+    assert np.hypot(*np.subtract(fitted.hole_offsets_mm[3], fitted.hole_offsets_mm[0])) == pytest.approx(30.0, abs=0.6)
+    assert fitted.key_layout == wilort.key_layout
+    other = tmp_path / "other.png"
+    cv2.imwrite(str(other), np.zeros((50, 50, 3), np.uint8))
+    assert main(["profile", str(other), "--points", str(photos / "index.json"), "--base", str(base), "-o", str(out)]) == 2
+    assert "a photo index with no entry for" in capsys.readouterr().err
