@@ -20,6 +20,7 @@ from pegwatch.rules.errors import DeviceFault, PegwatchError
 _COMMAND_MODULES = (
     "pegwatch.device.cli.judge_cmd",
     "pegwatch.device.cli.markers_cmd",
+    "pegwatch.device.cli.lens_cmd",
     "pegwatch.device.cli.profile_cmd",
     "pegwatch.device.cli.swatch_cmd",
     "pegwatch.device.cli.vision_cmd",
