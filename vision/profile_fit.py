@@ -438,6 +438,12 @@ def _profile_table(
         },
         "_shift": [float(shift[0]), float(shift[1])],
     }
+    if base is not None:
+        # The peg heads stand as on the base board (profiles that know it).
+        for key in ("peg_head_height_mm", "key_head_height_mm", "peg_head_shape"):
+            value = getattr(base, key, None)
+            if value is not None:
+                data[key] = value
     if base is not None and h_from_mm and base.markers:
         data["markers"] = [{"id": m.id, "centre_mm": list(m.centre_mm), "size_mm": m.size_mm} for m in base.markers]
     return data

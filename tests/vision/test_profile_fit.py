@@ -123,6 +123,7 @@ def test_missing_parts_come_from_a_base_profile():
     fit = fit_profile(pts, name="x", hole_pitch_mm=9.0, base=shipped)
     _same_geometry(fit.profile, shipped, tol=0.05)
     assert fit.profile.palette == shipped.palette
+    assert (fit.profile.peg_head_height_mm, fit.profile.peg_head_shape) == (shipped.peg_head_height_mm, shipped.peg_head_shape)
 
 
 def test_wilort_photo_points_give_its_profile(caplog):
