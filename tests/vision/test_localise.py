@@ -273,3 +273,20 @@ def test_corners_localisation_has_a_pose_too(invicta):
     holes = np.array(invicta.all_hole_centres_mm())
     flat = loc.pose.project(np.column_stack([holes, np.zeros(len(holes))]))
     assert float(np.max(np.linalg.norm(flat - loc.to_image(holes), axis=1))) < 1.0
+
+
+def test_markers_the_steady_pass_misses_under_motion_blur_are_found_by_the_retry(invicta):
+    import cv2
+
+    from pegwatch.vision.markers import detect_markers
+
+    c = random_contents(invicta, np.random.default_rng(1))
+    out = render(invicta, c, Conditions.easy(), seed=1)
+    # A 1/30 s exposure while the camera swings at ~18 degrees/s: a 10 px smear.
+    blurred = cv2.filter2D(out.image, -1, np.full((1, 10), 0.1, np.float32))
+    half = cv2.resize(blurred, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
+    assert len(detect_markers(half, invicta.aruco_dictionary)) < 2  # the steady pass alone finds the board not
+    loc = MarkerLocaliser(invicta).locate(blurred)
+    assert loc.ok and len(loc.markers_seen) >= 3
+    assert _hole_error_mm(invicta, loc, out) < 1.0
+    assert loc.too_blurred  # and says the frame is too blurred to read small detail
