@@ -216,3 +216,25 @@ def test_pegwatch_judge_reports_bounded_rows(tmp_path, capsys) -> None:
     assert main(["judge", str(path)]) == 0
     text = capsys.readouterr().out
     assert "MIS-MARKED for every reading" in text and "UNSURE: hole 2 decides" in text
+
+
+def test_a_reading_record_is_judged_with_what_the_camera_knew() -> None:
+    """``pegwatch read --json`` writes doubtful holes as "unknown" with their
+    candidates, and uncounted keys with their bounds, beside the guess: the
+    judge uses them, and the record round-trips."""
+    data = {"rules": "mso", "secret": list(SECRET), "rows": [
+        {"guess": ["red", "occluded", "orange", "orange"], "black": "unknown", "white": "unknown",
+         "candidates": [[], [["green", 0.5], ["white", 0.4]], [], []],
+         "black_bounds": [0, 0], "white_bounds": [0, 1]},
+    ]}
+    record = parse_record(data)
+    row = record.rows[0]
+    assert row.bounded.holes == (("red",), ("green", "white"), ("orange",), ("orange",))
+    assert row.bounded.black == CountRange(0, 0) and row.bounded.white == CountRange(0, 1)
+    assert parse_record(record.to_json()) == record
+    # Hole 1 is a red in place: no reading scores 0 black: proved.
+    verdict = judge_game(record)
+    assert verdict.mismarked_row == 1 and verdict.bounded_rows[0].judgement.verdict is Judgement.MISMARK
+    # Without bounds the counts are not read at all: nothing to prove.
+    del data["rows"][0]["black_bounds"]
+    assert judge_game(parse_record(data)).mismarked_row is None
