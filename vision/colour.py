@@ -159,6 +159,12 @@ def _normal_quantile(p: float) -> float:
 
 # --- the model -----------------------------------------------------------------
 
+#: A hole's candidate colours (the classes it may belong to) drop a class
+#: only when the hole lies beyond this tail of it (far beyond the 1e-4 of
+#: the acceptance test) and its posterior is below MIN_CANDIDATE_POSTERIOR.
+RULE_OUT_ALPHA = 1e-9
+MIN_CANDIDATE_POSTERIOR = 1e-4
+
 
 @dataclass(frozen=True)
 class Classification:
@@ -368,6 +374,39 @@ class ColourModel:
             distance2=best_d2,
             posterior=posterior,
         )
+
+    def candidates(
+        self, d2: FloatArray, *, allowed: Sequence[bool] | None = None
+    ) -> list[tuple[tuple[str, float], ...]]:
+        """Per sample (rows of ``d2``), the classes it may belong to, with their posteriors, best first.
+
+        A class is ruled out only when the sample lies beyond the
+        ``RULE_OUT_ALPHA`` tail of it and its posterior is negligible: far
+        beyond the acceptance test, so that a colour is dropped only when it
+        is plainly not there. A sample outside the acceptance region of
+        every class (a finger, a sleeve) rules nothing out: its entry is
+        empty, meaning "anything". Classes never learned (``counts`` 0) are
+        never ruled out.
+        """
+        logdet: FloatArray = self._logdet  # type: ignore[attr-defined]
+        x = np.asarray(d2, dtype=np.float64).reshape(-1, len(self.names))
+        nll = 0.5 * (x + logdet[None, :])
+        mask = np.ones(len(self.names), dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool)
+        nll = np.where(mask[None, :], nll, np.inf)
+        p = np.exp(-(nll - nll.min(axis=1, keepdims=True)))
+        p /= p.sum(axis=1, keepdims=True)
+        loose = chi2_quantile(RULE_OUT_ALPHA, self.dims)
+        unlearned = np.array([c == 0 for c in self.counts], dtype=bool) & mask
+        out: list[tuple[tuple[str, float], ...]] = []
+        for i in range(len(x)):
+            best = int(np.argmin(nll[i]))
+            if x[i, best] > self.reject_distance2:
+                out.append(())
+                continue
+            keep = mask & ((x[i] <= loose) | (p[i] >= MIN_CANDIDATE_POSTERIOR) | unlearned)
+            order = sorted(np.flatnonzero(keep), key=lambda k: -p[i, k])
+            out.append(tuple((self.names[k], float(p[i, k])) for k in order))
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""

@@ -39,7 +39,7 @@ from numpy.typing import NDArray
 
 from pegwatch.rules.errors import PegwatchError
 from pegwatch.vision.calibration import SHIELD, Calibration, CalibrationError
-from pegwatch.vision.colour import ColourModel, linear_bgr_to_lab
+from pegwatch.vision.colour import Classification, ColourModel, linear_bgr_to_lab
 from pegwatch.vision.localise import Localisation, Localiser
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import (
@@ -49,6 +49,8 @@ from pegwatch.vision.reading import (
     ROW_OCCLUDED,
     ROW_OK,
     ROW_UNKNOWN,
+    TRUST_FULL,
+    TRUST_LOW,
     UNKNOWN,
     BoardReading,
     HoleReading,
@@ -57,6 +59,7 @@ from pegwatch.vision.reading import (
     unreadable_row,
 )
 from pegwatch.vision.sampler import BoardSampler, Features, FloatArray
+from pegwatch.vision.secret import SecretView, see_secret
 
 __all__ = ["CLIP_FACTORS", "BoardReader", "BoardSampler", "Features"]
 
@@ -93,7 +96,10 @@ class BoardReader:
         self._key_is_place = np.array([n == profile.right_place_key for n in key_names])
         self._key_is_colour = np.array([n == profile.right_colour_key for n in key_names])
         self._key_is_empty = np.array([n == EMPTY for n in key_names])
+        self._code_is_peg = np.array([n not in (EMPTY, SHIELD) for n in names])
+        self._key_is_peg = ~self._key_is_empty
         self.last_localisation: Localisation | None = None
+        self._heads = bool(getattr(calibration, "heads_sampled", False))
 
     @property
     def localiser(self) -> Localiser:
@@ -122,86 +128,198 @@ class BoardReader:
         self.last_localisation = loc
         if not loc.ok or loc.image_to_board is None:
             return self.unreadable(loc.problem or "no board found", stamp)
-        f = self.sampler.features_from_frame(frame, loc.image_to_board, self.calibration.plastic_linear)
-        return self._classify(f, stamp)
+        # Peg heads are sampled where they stand only when the calibration
+        # learned the pegs' colours there too (Calibration.heads_sampled):
+        # a model fitted at the holes' places must be read at the same places.
+        f = self.sampler.features_from_frame(
+            frame, loc.image_to_board, self.calibration.plastic_linear,
+            localisation=loc if self._heads else None,
+        )
+        return self._classify(f, stamp, loc)
 
     def unreadable(self, problem: str, at_ns: int) -> BoardReading:
         """A reading that says the board could not be read, and why."""
         p = self.profile
         rows = tuple(unreadable_row(r, p.holes, p.key_holes) for r in range(1, p.rows + 1))
-        return BoardReading(p.name, rows, None, problem, at_ns)
+        return BoardReading(p.name, rows, None, problem, at_ns, trust=TRUST_LOW, trust_reasons=(problem,))
 
     def read_rectified(self, rect: NDArray[np.uint8], *, at_ns: int = 0) -> BoardReading:
         """Read an already rectified board image."""
-        return self._classify(self.sampler.features(rect, self.calibration.plastic_linear), at_ns)
+        return self._classify(self.sampler.features(rect, self.calibration.plastic_linear), at_ns, None)
 
-    def _classify(self, f: Features, at_ns: int) -> BoardReading:
+    def _classify(self, f: Features, at_ns: int, loc: Localisation | None) -> BoardReading:
         p = self.profile
         n_guess = p.rows * p.holes
         code_d2 = _censored_distances(self.code_model, f.code, f.code_linear, f.code_clipped)
         key_d2 = _censored_distances(self.key_model, f.keys, f.key_linear, f.key_clipped)
+        if f.code_head is not None:
+            # Pegs stand up: a peg class is judged where the peg's head
+            # stands, an empty hole (and the shield) where the hole lies.
+            head = _censored_distances(self.code_model, f.code_head, f.code_head_linear, f.code_head_clipped)
+            code_d2[:, self._code_is_peg] = head[:, self._code_is_peg]
+        if f.key_head is not None:
+            head = _censored_distances(self.key_model, f.key_head, f.key_head_linear, f.key_head_clipped)
+            key_d2[:, self._key_is_peg] = head[:, self._key_is_peg]
         cc = self.code_model.classify_distances(code_d2[:n_guess], allowed=self._guess_allowed)
         sc = self.code_model.classify_distances(code_d2[n_guess:])
         kc = self.key_model.classify_distances(key_d2)
-        code_ok = cc.accepted
-        secret_ok = sc.accepted
-        key_ok = kc.accepted
+        odd = f.cell_odd if f.cell_odd is not None else np.zeros(len(self.sampler.cell_centres_mm), dtype=bool)
+        code_unread = np.concatenate([~cc.accepted, ~sc.accepted])
+        code_pegs = code_unread | np.concatenate([self._code_is_peg[cc.best], self._code_is_peg[sc.best]])
+        cover = self.sampler.cover.find(
+            odd,
+            f.cell_shaded,
+            code_pegs=code_pegs,
+            key_pegs=~kc.accepted | self._key_is_peg[kc.best],
+            code_unread=code_unread,
+            key_unread=~kc.accepted,
+            cell_linear=f.cell_linear,
+            hole_linear=self._hole_linear(f),
+            plastic=np.asarray(self.calibration.plastic_linear, dtype=np.float64),
+        )
         code_names = self._code_names[cc.best]
         rows: list[RowReading] = []
         n_k = p.key_holes
         for r in range(p.rows):
-            occluded = bool(f.row_covered[r]) if f.row_covered is not None else False
-            if occluded:
-                rows.append(unreadable_row(r + 1, p.holes, n_k, ROW_OCCLUDED))
-                continue
             sl = slice(r * p.holes, (r + 1) * p.holes)
-            holes: list[HoleReading] = []
-            for name, acc, conf in zip(code_names[sl], code_ok[sl], cc.confidence[sl], strict=True):
-                holes.append(HoleReading(str(name) if acc else UNKNOWN, float(conf)))
+            holes = tuple(
+                self._hole(str(name), bool(acc), float(conf), bool(occ), code_d2[i], self._guess_allowed)
+                for i, name, acc, conf, occ in zip(
+                    range(sl.start, sl.stop), code_names[sl], cc.accepted[sl], cc.confidence[sl], cover.code[sl],
+                    strict=True,
+                )
+            )
             ks = slice(r * n_k, (r + 1) * n_k)
-            kbest = kc.best[ks]
-            kacc = key_ok[ks]
-            black = int(self._key_is_place[kbest].sum())
-            white = int(self._key_is_colour[kbest].sum())
-            empty = int(self._key_is_empty[kbest].sum())
-            kconf = float(kc.confidence[ks].min())
-            if not kacc.all():
-                kstatus = ROW_UNKNOWN
-            elif black + white == 0:
-                kstatus = ROW_EMPTY
-            else:
-                kstatus = ROW_OK
-            keys = KeyReading(black, white, empty, kconf, kstatus)
-            if any(not h.is_certain for h in holes) or kstatus == ROW_UNKNOWN:
+            keys = self._keys(kc.best[ks], kc.accepted[ks], kc.confidence[ks], cover.keys[ks], key_d2[ks])
+            if any(h.colour == OCCLUDED for h in holes) or keys.status == ROW_OCCLUDED:
+                status = ROW_OCCLUDED
+            elif any(not h.is_certain for h in holes) or keys.status == ROW_UNKNOWN:
                 status = ROW_UNKNOWN
-            elif all(h.colour == EMPTY for h in holes) and kstatus == ROW_EMPTY:
+            elif all(h.colour == EMPTY for h in holes) and keys.status == ROW_EMPTY:
                 status = ROW_EMPTY
             else:
                 status = ROW_OK
-            rows.append(RowReading(r + 1, tuple(holes), keys, status))
-        if f.row_covered is not None and f.row_covered[p.rows]:
-            secret: tuple[HoleReading, ...] | None = tuple(HoleReading(OCCLUDED, 0.0) for _ in range(p.holes))
-        else:
-            secret = self._read_secret(sc.best, secret_ok, sc.confidence)
+            rows.append(RowReading(r + 1, holes, keys, status))
+        view = see_secret(
+            self.sampler.layout,
+            f,
+            rows=p.rows,
+            holes=p.holes,
+            covered=bool(cover.rows[p.rows]),
+            best_names=[str(n) for n in self._code_names[sc.best]],
+            shield_name=SHIELD,
+        )
+        secret: tuple[HoleReading, ...] | None = None
+        if view is SecretView.COVERED:
+            secret = tuple(HoleReading(OCCLUDED, 0.0) for _ in range(p.holes))
+        elif view is SecretView.OPEN:
+            secret = self._read_secret(sc, code_d2[n_guess:])
         sigs = tuple(tuple(float(v) for v in s) for s in f.signatures)
-        return BoardReading(p.name, tuple(rows), secret, None, at_ns, row_signatures=sigs, trust=self.calibration.trust)
+        found_by, ppm, sharp, reasons = self._board_facts(loc)
+        return BoardReading(
+            p.name,
+            tuple(rows),
+            secret,
+            None,
+            at_ns,
+            row_signatures=sigs,
+            trust=TRUST_LOW if reasons else TRUST_FULL,
+            trust_reasons=reasons,
+            found_by=found_by,
+            px_per_mm=ppm,
+            sharpness=sharp,
+            shield=view.value,
+        )
 
-    def _read_secret(
-        self, best: NDArray[np.intp], ok: NDArray[np.bool_], conf: FloatArray
-    ) -> tuple[HoleReading, ...] | None:
-        p = self.profile
-        names = self._code_names[best]
-        if int(np.sum(names == SHIELD)) * 2 >= p.holes:
-            return None  # the shield hides the secret
+    @staticmethod
+    def _hole_linear(f: Features) -> FloatArray | None:
+        """Normalised linear colour of every code then key hole: the peg's head where it stands."""
+        code = f.code_head_linear if f.code_head_linear is not None else f.code_linear
+        keys = f.key_head_linear if f.key_head_linear is not None else f.key_linear
+        if code is None or keys is None:
+            return None
+        return np.concatenate([code, keys])
+
+    def _hole(
+        self, name: str, accepted: bool, conf: float, occluded: bool, d2: FloatArray, allowed: list[bool]
+    ) -> HoleReading:
+        if occluded:
+            return HoleReading(OCCLUDED, 0.0)
+        if accepted:
+            return HoleReading(name, conf)
+        (cands,) = self.code_model.candidates(d2[None, :], allowed=allowed)
+        return HoleReading(UNKNOWN, conf, cands)
+
+    def _keys(
+        self,
+        best: NDArray[np.intp],
+        accepted: NDArray[np.bool_],
+        conf: FloatArray,
+        occluded: NDArray[np.bool_],
+        d2: FloatArray,
+    ) -> KeyReading:
+        """Count a row's key pegs; bounds on the counts when some key holes are uncertain."""
+        sure = accepted & ~occluded
+        black = int(self._key_is_place[best[sure]].sum())
+        white = int(self._key_is_colour[best[sure]].sum())
+        empty = int(self._key_is_empty[best[sure]].sum())
+        kconf = float(conf.min()) if len(conf) else 1.0
+        if sure.all():
+            return KeyReading(black, white, empty, kconf, ROW_EMPTY if black + white == 0 else ROW_OK)
+        may_black = may_white = 0
+        for i in np.flatnonzero(~sure):
+            cands = () if occluded[i] else self.key_model.candidates(d2[i][None, :])[0]
+            names = {c for c, _ in cands}
+            may_black += (not names) or self.profile.right_place_key in names
+            may_white += (not names) or self.profile.right_colour_key in names
+        status = ROW_OCCLUDED if occluded.any() else ROW_UNKNOWN
+        if status == ROW_OCCLUDED:
+            kconf = 0.0
+        return KeyReading(
+            black, white, empty, kconf, status,
+            black_bounds=(black, black + may_black),
+            white_bounds=(white, white + may_white),
+        )
+
+    def _read_secret(self, sc: Classification, d2: FloatArray) -> tuple[HoleReading, ...] | None:
+        """The secret holes of an open shield, each read like a guess hole."""
+        names = self._code_names[sc.best]
         holes = tuple(
-            HoleReading(str(n) if a and n != SHIELD else UNKNOWN, float(c))
-            for n, a, c in zip(names, ok, conf, strict=True)
+            self._hole(str(n), bool(a and n != SHIELD), float(c), False, d2[i], self._guess_allowed)
+            for i, (n, a, c) in enumerate(zip(names, sc.accepted, sc.confidence, strict=True))
         )
         if all(h.colour == EMPTY for h in holes):
-            return None  # no secret set up (or not visible)
-        if all(h.colour == UNKNOWN for h in holes):
-            return None
+            return None  # no secret set up
         return holes
+
+    def _board_facts(
+        self, loc: Localisation | None
+    ) -> tuple[str | None, float | None, float | None, tuple[str, ...]]:
+        """How the board was found, its resolution and sharpness, and why trust is low (if it is)."""
+        reasons: list[str] = []
+        if getattr(self.calibration, "trust", TRUST_FULL) == TRUST_LOW:
+            reasons.extend(getattr(self.calibration, "trust_reasons", ()) or ("the calibration is low-trust",))
+        if loc is None:
+            return None, None, None, tuple(reasons)
+        found_by = loc.method
+        if found_by == "best-effort":
+            reasons.append("the board was found by best effort (no markers, no picked corners)")
+        ppm = getattr(loc, "px_per_mm", None)
+        if ppm is None and loc.image_to_board is not None:
+            ppm = px_per_mm_at_centre(loc.image_to_board, self.profile.size_mm)
+        sharp = getattr(loc, "sharpness", None)
+        return found_by, None if ppm is None else float(ppm), None if sharp is None else float(sharp), tuple(reasons)
+
+
+def px_per_mm_at_centre(image_to_board: NDArray[np.float64], size_mm: tuple[float, float]) -> float:
+    """Image pixels per board mm at the board's centre (the square root of the homography's area scale)."""
+    b2i = np.linalg.inv(np.asarray(image_to_board, dtype=np.float64))
+    cx, cy = size_mm[0] / 2, size_mm[1] / 2
+    pts = np.array([[cx - 0.5, cy], [cx + 0.5, cy], [cx, cy - 0.5], [cx, cy + 0.5]])
+    q = np.column_stack([pts, np.ones(4)]) @ b2i.T
+    q = q[:, :2] / q[:, 2:3]
+    jx, jy = q[1] - q[0], q[3] - q[2]
+    return float(np.sqrt(abs(jx[0] * jy[1] - jx[1] * jy[0])))
 
 
 def _censored_distances(

@@ -22,6 +22,7 @@ from pegwatch.rules.codes import EMPTY as EMPTY
 from pegwatch.rules.codes import OCCLUDED as OCCLUDED
 from pegwatch.rules.codes import UNKNOWN as UNKNOWN
 from pegwatch.rules.errors import BadInput
+from pegwatch.vision.localise import base as _located
 
 # The hole vocabulary (EMPTY, UNKNOWN, OCCLUDED) is the rules' own
 # (pegwatch.rules.codes), re-exported here beside the row statuses.
@@ -31,6 +32,15 @@ ROW_UNKNOWN = "unknown"
 ROW_OCCLUDED = "occluded"
 ROW_EMPTY = "empty"
 ROW_STATUSES = (ROW_OK, ROW_UNKNOWN, ROW_OCCLUDED, ROW_EMPTY)
+
+#: What a picture needs for small detail (a key peg) to be read: the
+#: localisation's own figures (pegwatch.vision.localise.base).
+MIN_PX_PER_MM: float = getattr(_located, "MIN_PX_PER_MM", 2.5)
+MIN_SHARPNESS: float = getattr(_located, "MIN_SHARPNESS", 0.3)
+
+TRUST_FULL = "full"
+TRUST_LOW = "low"
+TRUST_LEVELS = (TRUST_FULL, TRUST_LOW)
 
 
 class ReadingRecordError(BadInput):
@@ -141,6 +151,31 @@ class BoardReading:
     row_signatures: tuple[tuple[float, ...], ...] | None = field(
         default=None, compare=False, repr=False
     )
+    trust_reasons: tuple[str, ...] = ()
+    """Why ``trust`` is ``"low"``, one sentence each."""
+    found_by: str | None = None
+    """How the board was found: ``"markers"``, ``"corners"`` or
+    ``"best-effort"``; None when it was not found (or not said)."""
+    px_per_mm: float | None = None
+    """Image pixels per board millimetre at the board's centre."""
+    sharpness: float | None = None
+    """How much of an edge's contrast survives the picture's blur (0..1)."""
+    shield: str | None = None
+    """What the shield's area showed: ``"open"``, ``"closed"`` or
+    ``"covered"`` (None: not said)."""
+
+    @property
+    def picture_warnings(self) -> tuple[str, ...]:
+        """What is wrong with the picture itself, one sentence each: too few
+        pixels per millimetre or too blurred for small detail (a key peg) to
+        be read. The colour model still refuses what it cannot tell apart;
+        these say why so much may come back "unknown"."""
+        out: list[str] = []
+        if self.px_per_mm is not None and self.px_per_mm < MIN_PX_PER_MM:
+            out.append(f"the board is imaged at {self.px_per_mm:.1f} px/mm, below the {MIN_PX_PER_MM:g} the reader needs")
+        if self.sharpness is not None and self.sharpness < MIN_SHARPNESS:
+            out.append(f"the picture's sharpness is {self.sharpness:.2f}, below the {MIN_SHARPNESS:g} the reader needs")
+        return tuple(out)
 
     def row(self, number: int) -> RowReading:
         """The reading of row ``number`` (1-based)."""
@@ -183,6 +218,9 @@ class BoardReading:
                     "keys_status": r.keys.status,
                     "keys_confidence": round(r.keys.confidence, 4),
                     "key_empty": r.keys.empty,
+                    "candidates": [_candidates_out(h) for h in r.holes],
+                    "black_bounds": None if r.keys.black_bounds is None else list(r.keys.black_bounds),
+                    "white_bounds": None if r.keys.white_bounds is None else list(r.keys.white_bounds),
                 }
             )
         record: dict[str, Any] = {
@@ -196,6 +234,19 @@ class BoardReading:
         }
         if self.secret is not None:
             record["secret_confidence"] = [round(h.confidence, 4) for h in self.secret]
+            record["secret_candidates"] = [_candidates_out(h) for h in self.secret]
+        record.update(
+            {
+                "found": self.problem is None,
+                "found_by": self.found_by,
+                "px_per_mm": None if self.px_per_mm is None else round(self.px_per_mm, 3),
+                "sharpness": None if self.sharpness is None else round(self.sharpness, 3),
+                "trust": self.trust,
+                "trust_reasons": list(self.trust_reasons),
+                "shield": self.shield,
+                "picture_warnings": list(self.picture_warnings),
+            }
+        )
         return record
 
     @classmethod
@@ -259,11 +310,16 @@ class BoardReading:
                 status = ROW_EMPTY if all(c == EMPTY for c in guess) and black + white == 0 else ROW_OK
             if status not in ROW_STATUSES:
                 raise ReadingRecordError(f"{at}.status: {status!r} is not one of {ROW_STATUSES}")
+            cands = _candidates_in(raw.get("candidates"), len(guess), f"{at}.candidates")
             rows.append(
                 RowReading(
                     row=i,
-                    holes=tuple(HoleReading(c, p) for c, p in zip(guess, conf, strict=True)),
-                    keys=KeyReading(black, white, int(key_empty), float(kconf), str(key_status)),
+                    holes=tuple(HoleReading(c, p, k) for c, p, k in zip(guess, conf, cands, strict=True)),
+                    keys=KeyReading(
+                        black, white, int(key_empty), float(kconf), str(key_status),
+                        black_bounds=_bounds_in(raw.get("black_bounds"), f"{at}.black_bounds"),
+                        white_bounds=_bounds_in(raw.get("white_bounds"), f"{at}.white_bounds"),
+                    ),
                     status=str(status),
                 )
             )
@@ -281,15 +337,33 @@ class BoardReading:
                     f"{where}.secret: {len(colours)} colours, the board has {n_holes} holes"
                 )
             sconf = _confidences(record.get("secret_confidence"), len(colours), f"{where}.secret_confidence")
-            secret = tuple(HoleReading(c, p) for c, p in zip(colours, sconf, strict=True))
+            scand = _candidates_in(record.get("secret_candidates"), len(colours), f"{where}.secret_candidates")
+            secret = tuple(HoleReading(c, p, k) for c, p, k in zip(colours, sconf, scand, strict=True))
         profile = record.get("profile", "")
         problem = record.get("problem")
+        trust = record.get("trust", TRUST_FULL)
+        if trust not in TRUST_LEVELS:
+            raise ReadingRecordError(f"{where}.trust: {trust!r} is not one of {TRUST_LEVELS}")
+        reasons = record.get("trust_reasons", [])
+        if not isinstance(reasons, list) or not all(isinstance(r, str) for r in reasons):
+            raise ReadingRecordError(f"{where}.trust_reasons: expected a list of sentences")
+        found_by = record.get("found_by")
+        shield = record.get("shield")
+        for key, value in (("found_by", found_by), ("shield", shield)):
+            if value is not None and not isinstance(value, str):
+                raise ReadingRecordError(f"{where}.{key}: expected a word or null, got {value!r}")
         return cls(
             profile=str(profile),
             rows=tuple(rows),
             secret=secret,
             problem=None if problem is None else str(problem),
             at_ns=int(record.get("at_ns", 0)),
+            trust=str(trust),
+            trust_reasons=tuple(reasons),
+            found_by=found_by,
+            px_per_mm=_optional_number(record.get("px_per_mm"), f"{where}.px_per_mm"),
+            sharpness=_optional_number(record.get("sharpness"), f"{where}.sharpness"),
+            shield=shield,
         )
 
 
@@ -344,3 +418,48 @@ def _count(value: object, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ReadingRecordError(f"{where}: expected a count >= 0, got {value!r}")
     return value
+
+
+def _candidates_out(hole: HoleReading) -> list[list[str | float]]:
+    return [[c, round(p, 4)] for c, p in hole.candidates]
+
+
+def _candidates_in(value: object, n: int, where: str) -> list[tuple[tuple[str, float], ...]]:
+    """Per hole, ``[[colour, confidence], ...]`` (an absent key: none named)."""
+    if value is None:
+        return [()] * n
+    if not isinstance(value, Sequence) or isinstance(value, str) or len(value) != n:
+        raise ReadingRecordError(f"{where}: expected a list of {n} candidate lists")
+    out: list[tuple[tuple[str, float], ...]] = []
+    for j, hole in enumerate(value):
+        if not isinstance(hole, Sequence) or isinstance(hole, str):
+            raise ReadingRecordError(f"{where}[{j}]: expected a list of [colour, confidence] pairs")
+        pairs: list[tuple[str, float]] = []
+        for pair in hole:
+            ok = isinstance(pair, Sequence) and not isinstance(pair, str) and len(pair) == 2
+            name, conf = (pair[0], pair[1]) if ok else (None, None)
+            if not isinstance(name, str) or not name or isinstance(conf, bool) or not isinstance(conf, int | float) \
+                    or not 0.0 <= conf <= 1.0:
+                raise ReadingRecordError(f"{where}[{j}]: expected [colour, confidence in 0..1], got {pair!r}")
+            pairs.append((name.strip().lower(), float(conf)))
+        out.append(tuple(pairs))
+    return out
+
+
+def _bounds_in(value: object, where: str) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    if (
+        not isinstance(value, Sequence) or isinstance(value, str) or len(value) != 2
+        or any(isinstance(v, bool) or not isinstance(v, int) for v in value) or not 0 <= value[0] <= value[1]
+    ):
+        raise ReadingRecordError(f"{where}: expected [lowest, highest] counts, got {value!r}")
+    return (int(value[0]), int(value[1]))
+
+
+def _optional_number(value: object, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+        raise ReadingRecordError(f"{where}: expected a number >= 0, got {value!r}")
+    return float(value)

@@ -18,7 +18,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.rules.errors import BadInput
+from pegwatch.vision.cells import build_layout
 from pegwatch.vision.colour import linear_bgr_to_lab, srgb_to_linear
+from pegwatch.vision.cover import PLASTIC_BRIGHTNESS_RANGE, CoverGraph, cell_flags
+from pegwatch.vision.localise.base import Localisation
 from pegwatch.vision.profile import BoardProfile
 
 FloatArray = NDArray[np.float64]
@@ -39,21 +42,6 @@ RING_FRACTIONS = (0.76, 0.94)
 #: holds the glare on a round peg, the bottom 5 % noise and hole edges.
 RANK_LOW = 0.05
 RANK_HIGH = 0.50
-#: A plastic cell whose channel ratios to the plastic model differ by more
-#: than this factor is not bare plastic (a hand, a sleeve, a loose peg).
-PLASTIC_CHROMA_RATIO = 1.35
-#: Brightness ratio to the plastic model outside which a cell is not a
-#: plausible shadow or highlight on bare plastic.
-PLASTIC_BRIGHTNESS_RANGE = (0.45, 2.0)
-#: Light on the board changes smoothly (gradients, soft shadows); an object
-#: over it makes a step. Neighbouring plastic cells of a row whose light
-#: differs by more than this ratio, or a cell whose own pixels spread like
-#: an edge across it, mean something lies over that row.
-PLASTIC_STEP_RATIO = 1.3
-#: A cell whose brightness spread (coefficient of variation) exceeds this
-#: many times the board's typical cell spread in the same frame straddles
-#: an edge.
-PLASTIC_EDGE_SPREAD = 3.0
 #: A channel whose median is this bright is clipped by the sensor: its true
 #: value is only known to be at least that. A clipped hole is classified by
 #: its best fit over the possible true values (the linear-light factors
@@ -81,9 +69,16 @@ class Features:
     to be at least the measured one) while some other channel is not
     clipped; ``code_linear``/``key_linear``: the normalised linear BGR of
     the inner discs, from which the reader explores clipped values.
-    ``row_covered``: per row (then the secret row), whether its plastic
-    shows something over it (a cell that is not plastic-like, a step in the
-    light between neighbouring cells, or an edge across a cell).
+    ``row_covered``: per row (then the secret row), whether a cover lies
+    over it, from the cells alone (see :mod:`pegwatch.vision.cover`; the
+    reader adds its unreadable holes). ``cell_odd``: cells that are not
+    bare plastic (``cell_shaded``: of those, the ones with the plastic's
+    chroma); ``cell_grey``/``cell_chroma``: each cell's brightness and
+    chroma ratio to the light model; ``cell_linear``: its normalised linear
+    BGR (bare plastic reads as the calibration's plastic colour).
+    ``code_head`` ... ``key_head_linear``: the same as ``code`` ...
+    ``key_linear``, sampled where a peg's head stands above its hole (None
+    when the pegs are flat or the camera's pose is not known).
     """
 
     code: FloatArray
@@ -96,6 +91,17 @@ class Features:
     code_linear: FloatArray | None = None
     key_linear: FloatArray | None = None
     row_covered: NDArray[np.bool_] | None = None
+    cell_odd: NDArray[np.bool_] | None = None
+    cell_shaded: NDArray[np.bool_] | None = None
+    cell_grey: FloatArray | None = None
+    cell_chroma: FloatArray | None = None
+    cell_linear: FloatArray | None = None
+    code_head: FloatArray | None = None
+    key_head: FloatArray | None = None
+    code_head_clipped: NDArray[np.bool_] | None = None
+    key_head_clipped: NDArray[np.bool_] | None = None
+    code_head_linear: FloatArray | None = None
+    key_head_linear: FloatArray | None = None
 
 
 def _disc_offsets(radius_px: float, inner_px: float = -1.0, step: int = 1) -> tuple[IntArray, IntArray]:
@@ -173,104 +179,26 @@ class BoardSampler:
         kk = len(self.key_disc.dx)
         self._key_ranks = np.arange(int(kk * RANK_LOW), max(int(kk * RANK_HIGH), int(kk * RANK_LOW) + 1))
 
-        # Plastic probe cells: the strips half-way between rows, beside every
-        # code and key hole, and the profile's plastic regions.
-        step = np.array(profile.row_step_mm, dtype=np.float64)
-        step_len = float(np.hypot(*step))
-        cell_mm = float(np.clip(step_len - profile.code_hole_diameter_mm - 2.0, 2.0, 5.0))
-        cells: dict[tuple[int, int], int] = {}
-        cell_centres: list[tuple[float, float]] = []
-        row_cells: list[list[int]] = [[] for _ in range(profile.rows)]
-        code_cells: list[list[int]] = []  # per code hole: probe cells beside it
-        key_cells: list[list[int]] = []
-
-        def add_cell(x: float, y: float) -> int | None:
-            if not (cell_mm / 2 <= x <= w_mm - cell_mm / 2 and cell_mm / 2 <= y <= h_mm - cell_mm / 2):
-                return None
-            key = (round(x * 4), round(y * 4))
-            if key not in cells:
-                cells[key] = len(cell_centres)
-                cell_centres.append((x, y))
-            return cells[key]
-
-        shield = profile.shield_mm
-        unit = step / max(step_len, 1e-9)
-
-        def midlines(hx: float, hy: float, origin: FloatArray) -> list[tuple[float, float]]:
-            # Half-way between this row and the next/previous one, level
-            # with the hole (a 2x2 key block must not probe its own pegs).
-            along = float(np.dot(np.array([hx, hy]) - origin, unit))
-            base = np.array([hx, hy]) - along * unit
-            return [(float(base[0] + sg * step[0]), float(base[1] + sg * step[1])) for sg in (-0.5, 0.5)]
-
-        for row in range(1, profile.rows + 1):
-            first = profile.hole_centres_mm(row)[0]
-            origin = np.array(first) - np.array(profile.hole_offsets_mm[0])
-            for group, out in ((profile.hole_centres_mm(row), code_cells), (profile.key_centres_mm(row), key_cells)):
-                for cx, cy in group:
-                    beside: list[int] = []
-                    for x, y in midlines(cx, cy, origin):
-                        if shield is not None and _inside(x, y, shield, cell_mm):
-                            continue
-                        c = add_cell(x, y)
-                        if c is not None:
-                            beside.append(c)
-                            row_cells[row - 1].append(c)
-                    out.append(beside)
-        # The secret holes use the cells beside them too (for local shading).
-        secret_origin = np.array(profile.secret_mm)
-        secret_cells: list[int] = []
-        for cx, cy in profile.secret_centres_mm():
-            beside = []
-            for x, y in midlines(cx, cy, secret_origin):
-                if shield is not None and _inside(x, y, shield, cell_mm):
-                    continue
-                c = add_cell(x, y)
-                if c is not None:
-                    beside.append(c)
-                    secret_cells.append(c)
-            code_cells.append(beside)
-        # The secret row is checked for cover like a guess row (the last entry).
-        row_cells.append(secret_cells)
-        region_cells: list[tuple[float, float]] = []
-        for rx, ry, rw, rh in profile.plastic_regions_mm:
-            nx = max(int(rw // 8), 1)
-            ny = max(int(rh // 8), 1)
-            for i in range(nx):
-                for j in range(ny):
-                    region_cells.append((rx + (i + 0.5) * rw / nx, ry + (j + 0.5) * rh / ny))
-        region_half = min(
-            [cell_mm / 2] + [min(rw, rh) / 2 - 0.5 for _, _, rw, rh in profile.plastic_regions_mm]
-        )
-        all_cells = np.array(cell_centres + region_cells, dtype=np.float64).reshape(-1, 2)
+        # Plastic probe cells (see pegwatch.vision.cover): the strips
+        # half-way between rows, beside every hole, around and inside the
+        # shield's area, the margin and the profile's plastic regions.
+        self.layout = build_layout(profile)
+        self.cover = CoverGraph(profile, self.layout)
+        all_cells = self.layout.centres_mm
         self.cell_centres_mm = all_cells
-        stride = 2 if cell_mm * s > 12 else 1
-        self.cells = _Points(all_cells, s, *_square_offsets(max(region_half, 1.0) * s, stride))
-        self.row_cells = tuple(tuple(sorted(set(c))) for c in row_cells)
-        # Neighbouring probe cells of each row (within 1.5 hole pitches or one
-        # row step): the light between them must change smoothly.
-        pa: list[int] = []
-        pb: list[int] = []
-        prow: list[int] = []
-        near = max(step_len, 1.5 * _min_pitch(self.code_centres_mm[: profile.holes])) + 0.5
-        for r, cs in enumerate(self.row_cells):
-            for i, a in enumerate(cs):
-                for b in cs[i + 1 :]:
-                    if float(np.hypot(*(np.array(cell_centres[a]) - np.array(cell_centres[b])))) <= near:
-                        pa.append(a)
-                        pb.append(b)
-                        prow.append(r)
-        self._pair_a = np.array(pa, dtype=np.intp)
-        self._pair_b = np.array(pb, dtype=np.intp)
-        self._pair_row = np.array(prow, dtype=np.intp)
-        self._row_cell_matrix = _local_matrix(self.row_cells, len(self.row_cells), len(all_cells)) > 0
-        self.code_cells = tuple(tuple(c) for c in code_cells)
-        self.key_cells = tuple(tuple(c) for c in key_cells)
+        half = self.layout.half_mm
+        stride = 2 if 2 * half * s > 12 else 1
+        self.cells = _Points(all_cells, s, *_square_offsets(half * s, stride))
+        self.row_cells = self.layout.row_cells
+        self.code_cells = self.layout.code_cells
+        self.key_cells = self.layout.key_cells
+        self._fit_cells = self.layout.in_light_model
         # Design matrices of the log-linear light model, in units of 100 mm.
         self._design = _design(all_cells)
         self._code_design = _design(self.code_centres_mm)
         self._key_design = _design(self.key_centres_mm)
         self._code_local = _local_matrix(self.code_cells, len(code_centres), len(all_cells))
+        self._cell_mid = len(self.cells.dx) // 2
         self._key_local = _local_matrix(self.key_cells, len(key_centres), len(all_cells))
         # Every sample point of every group, in board mm, concatenated so
         # that one gather serves a whole read.
@@ -293,10 +221,12 @@ class BoardSampler:
             ).reshape(-1, 2)
             for g in groups
         ]
+        self._group_points = pts
         self.sample_points_mm = np.concatenate(pts).astype(np.float64)
         px = np.rint(self.sample_points_mm * s).astype(np.intp)
         self._rect_idx = np.clip(px[:, 1], 0, self.height - 1) * self.width + np.clip(px[:, 0], 0, self.width - 1)
         self._frame_cache: tuple[bytes, tuple[int, int], IntArray] | None = None
+        self._head_cache: tuple[bytes, int, tuple[int, int], IntArray] | None = None
 
     def frame_indices(self, image_to_board: NDArray[np.float64], shape: tuple[int, ...]) -> IntArray:
         """Flat pixel indices of every sample point in a frame of ``shape``.
@@ -330,16 +260,54 @@ class BoardSampler:
         return self._measure(rect.reshape(-1, 3)[self._rect_idx], plastic_ref)
 
     def features_from_frame(
-        self, frame: NDArray[np.uint8], image_to_board: NDArray[np.float64], plastic_ref: Sequence[float] | None
+        self,
+        frame: NDArray[np.uint8],
+        image_to_board: NDArray[np.float64],
+        plastic_ref: Sequence[float] | None,
+        *,
+        localisation: Localisation | None = None,
     ) -> Features:
         """Measure a camera frame directly: no warp, only the sampled pixels.
 
         Equivalent to rectifying with ``image_to_board`` at ``px_per_mm``
         (nearest pixel) and calling :meth:`features`, at a fraction of the
-        cost.
+        cost. With a ``localisation`` that knows the camera's pose, and a
+        profile whose pegs stand up, every hole is also sampled where a
+        peg's head would stand (:attr:`Features.code_head`): the board
+        plane's homography places the hole, not the head above it.
         """
         idx = self.frame_indices(image_to_board, frame.shape)
-        return self._measure(frame.reshape(-1, 3)[idx], plastic_ref)
+        flat = frame.reshape(-1, 3)
+        head_idx = self.head_indices(localisation, image_to_board, frame.shape)
+        return self._measure(flat[idx], plastic_ref, None if head_idx is None else flat[head_idx])
+
+    def head_indices(
+        self, loc: Localisation | None, image_to_board: NDArray[np.float64], shape: tuple[int, ...]
+    ) -> IntArray | None:
+        """Flat pixel indices of the hole samples lifted to the peg heads' height (None: flat pegs or no pose)."""
+        p = self.profile
+        code_h, key_h = p.code_head_centre_height_mm, p.key_head_centre_height_mm
+        if loc is None or loc.pose is None or (code_h <= 0 and key_h <= 0):
+            return None
+        h_img, w_img = int(shape[0]), int(shape[1])
+        key = np.asarray(image_to_board, dtype=np.float64).tobytes()
+        cache = self._head_cache
+        if cache is not None and cache[0] == key and cache[1] == id(loc.pose) and cache[2] == (h_img, w_img):
+            return cache[3]
+        g = self._group_points  # code disc, code ring, key disc, key ring, cells, key window
+        parts = [
+            loc.to_image_at_height(g[0], code_h),
+            loc.to_image_at_height(g[1], code_h),
+            loc.to_image_at_height(g[2], key_h),
+            loc.to_image_at_height(g[3], key_h),
+            loc.to_image_at_height(g[5], key_h),
+        ]
+        q = np.concatenate(parts)
+        x = np.clip(np.rint(q[:, 0]), 0, w_img - 1).astype(np.intp)
+        y = np.clip(np.rint(q[:, 1]), 0, h_img - 1).astype(np.intp)
+        idx: IntArray = y * w_img + x
+        self._head_cache = (key, id(loc.pose), (h_img, w_img), idx)
+        return idx
 
     def sample_groups(
         self, frame: NDArray[np.uint8], image_to_board: NDArray[np.float64]
@@ -368,35 +336,33 @@ class BoardSampler:
             start += n * k
         return tuple(parts)
 
-    def _measure(self, samples: NDArray[np.uint8], plastic_ref: Sequence[float] | None) -> Features:
+    def _measure(
+        self, samples: NDArray[np.uint8], plastic_ref: Sequence[float] | None, head: NDArray[np.uint8] | None = None
+    ) -> Features:
         code_px, code_ring, key_px, key_ring, cell_px, key_win = self._split(samples)
-        cell_med = cell_px.mean(axis=1)
-        code_med = _trimmed_median(code_px, self._code_ranks)
-        key_med = _trimmed_median(key_px, self._key_ranks)
-        code_lin = srgb_to_linear(code_med)
-        key_lin = srgb_to_linear(key_med)
-        code_ring_lin = srgb_to_linear(np.median(code_ring, axis=1))
-        key_ring_lin = srgb_to_linear(np.median(key_ring, axis=1))
+        # The median, not the mean: a peg's side or shadow reaching into a
+        # corner of a cell must not change what the cell says.
+        cell_med = np.partition(cell_px, self._cell_mid, axis=1)[:, self._cell_mid, :].astype(np.float64)
         cell_lin = np.maximum(srgb_to_linear(cell_med), 1e-4)
 
-        # Robust log-linear light model of the plastic.
+        # Robust log-linear light model of the plastic (never the shield's area).
         logc = np.log(cell_lin)
-        light, good = _robust_plane(self._design, logc)
+        fit = self._fit_cells
+        light, good_fit = _robust_plane(self._design[fit], logc[fit])
+        good = np.zeros(len(logc), dtype=bool)
+        good[fit] = good_fit
         ratio = np.exp(logc - self._design @ light)  # per cell, per channel
         grey = np.exp(np.mean(np.log(ratio), axis=1))
+        # Shading-invariant: a shadow scales every channel alike.
         chroma = ratio.max(axis=1) / np.maximum(ratio.min(axis=1), 1e-6)
-        lo, hi = PLASTIC_BRIGHTNESS_RANGE
-        cell_ok = (chroma <= PLASTIC_CHROMA_RATIO) & (grey >= lo) & (grey <= hi)
         lum = cell_px.astype(np.float32).sum(axis=2)
-        spread = lum.std(axis=1) / np.maximum(lum.mean(axis=1), 1.0)
-        typical = float(np.median(spread)) + 0.01
-        cell_ok &= spread <= PLASTIC_EDGE_SPREAD * typical
-        log_grey = np.log(np.maximum(grey, 1e-6))
-        step = np.abs(log_grey[self._pair_a] - log_grey[self._pair_b]) > np.log(PLASTIC_STEP_RATIO)
-        row_covered = ~np.all(np.where(self._row_cell_matrix, cell_ok[None, :], True), axis=1)
-        row_covered[self._pair_row[step]] = True
+        spread = (lum.std(axis=1) / np.maximum(lum.mean(axis=1), 1.0)).astype(np.float64)
+        flags = cell_flags(self.layout, chroma, grey, spread)
+        cell_ok = flags.plastic
+        row_covered = self.cover.find(flags.odd, flags.shaded).rows
 
         # Local grey shading from the plastic-like cells beside each hole.
+        lo, hi = PLASTIC_BRIGHTNESS_RANGE
         shade_log = np.where(cell_ok, np.log(np.clip(grey, lo, hi)), 0.0)
         code_shade = _local_mean(self._code_local, shade_log, cell_ok)
         key_shade = _local_mean(self._key_local, shade_log, cell_ok)
@@ -404,10 +370,18 @@ class BoardSampler:
         key_light = np.exp(self._key_design @ light + key_shade[:, None])
         mean_plastic = np.exp(np.mean(logc[good], axis=0)) if good.any() else np.exp(logc.mean(axis=0))
         ref = mean_plastic if plastic_ref is None else np.asarray(plastic_ref, dtype=np.float64)
-        code_lab = linear_bgr_to_lab(code_lin * ref / code_light)
-        key_lab = linear_bgr_to_lab(key_lin * ref / key_light)
-        code_ring_lab = linear_bgr_to_lab(code_ring_lin * ref / code_light)
-        key_ring_lab = linear_bgr_to_lab(key_ring_lin * ref / key_light)
+        cell_norm = cell_lin * ref / np.exp(self._design @ light)
+        plane = self._hole_features(code_px, code_ring, key_px, key_ring, key_win, code_light / ref, key_light / ref)
+        heads = None
+        if head is not None:
+            start = 0
+            groups: list[NDArray[np.uint8]] = []
+            for n, k in (self._shapes[0], self._shapes[1], self._shapes[2], self._shapes[3], self._shapes[5]):
+                groups.append(head[start : start + n * k].reshape(n, k, 3))
+                start += n * k
+            heads = self._hole_features(
+                groups[0], groups[1], groups[2], groups[3], groups[4], code_light / ref, key_light / ref
+            )
 
         # Per-row signature for motion detection: mean sRGB of each hole disc
         # (glare included: a moving hand changes it all).
@@ -415,16 +389,37 @@ class BoardSampler:
         key_mean = key_px.mean(axis=1).reshape(self.profile.rows, -1)
         signatures = np.concatenate([code_mean, key_mean], axis=1)
         return Features(
-            np.concatenate([code_lab, code_ring_lab], axis=1),
-            np.concatenate([key_lab, key_ring_lab, self._dark_area(key_win, self._key_window_outer)[:, None]], axis=1),
-            cell_ok,
-            signatures,
-            mean_plastic,
+            plane[0], plane[1], cell_ok, signatures, mean_plastic, plane[2], plane[3], plane[4], plane[5],
+            row_covered, flags.odd, flags.shaded, grey, chroma, cell_norm,
+            *(heads if heads is not None else (None,) * 6),
+        )
+
+    def _hole_features(
+        self,
+        code_px: NDArray[np.uint8],
+        code_ring: NDArray[np.uint8],
+        key_px: NDArray[np.uint8],
+        key_ring: NDArray[np.uint8],
+        key_win: NDArray[np.uint8],
+        code_gain: FloatArray,
+        key_gain: FloatArray,
+    ) -> tuple[FloatArray, FloatArray, NDArray[np.bool_], NDArray[np.bool_], FloatArray, FloatArray]:
+        """Light-normalised features of the holes from their samples: (code, keys, code clipped,
+        key clipped, code linear, key linear); ``*_gain`` is the light over the reference per hole."""
+        code_med = _trimmed_median(code_px, self._code_ranks)
+        key_med = _trimmed_median(key_px, self._key_ranks)
+        code_lin = srgb_to_linear(code_med) / code_gain
+        key_lin = srgb_to_linear(key_med) / key_gain
+        code_ring_lab = linear_bgr_to_lab(srgb_to_linear(np.median(code_ring, axis=1)) / code_gain)
+        key_ring_lab = linear_bgr_to_lab(srgb_to_linear(np.median(key_ring, axis=1)) / key_gain)
+        dark = self._dark_area(key_win, self._key_window_outer)[:, None]
+        return (
+            np.concatenate([linear_bgr_to_lab(code_lin), code_ring_lab], axis=1),
+            np.concatenate([linear_bgr_to_lab(key_lin), key_ring_lab, dark], axis=1),
             _clipped(code_med, code_px),
             _clipped(key_med, key_px),
-            code_lin * ref / code_light,
-            key_lin * ref / key_light,
-            row_covered,
+            code_lin,
+            key_lin,
         )
 
 
@@ -459,10 +454,6 @@ def _local_matrix(beside: Sequence[Sequence[int]], n: int, n_cells: int) -> Floa
             m[i, c] = 1.0
     return m
 
-
-def _inside(x: float, y: float, rect: tuple[float, float, float, float], pad: float) -> bool:
-    rx, ry, rw, rh = rect
-    return rx - pad <= x <= rx + rw + pad and ry - pad <= y <= ry + rh + pad
 
 
 def _trimmed_median(px: NDArray[np.uint8], ranks: IntArray) -> FloatArray:

@@ -189,14 +189,14 @@ class StableBoard:
                 secret = secret_slot.accepted.holes
             else:
                 secret = tuple(HoleReading(ROW_UNKNOWN, 0.0) for _ in reading.secret)
-        return BoardReading(
-            profile=reading.profile,
+        # How the board was found, its trust and what the picture is worth
+        # are this frame's: an accepted row read in a better frame does not
+        # make this one any better.
+        return replace(
+            reading,
             rows=tuple(rows),
             secret=secret,
-            problem=reading.problem,
-            at_ns=reading.at_ns,
             changed_rows=changed,
-            row_signatures=reading.row_signatures,
         )
 
 

@@ -1,0 +1,228 @@
+"""The plastic probe cells: where the reader looks at bare plastic on a board.
+
+:func:`build_layout` places, once per profile, small square cells of bare
+plastic: the strips half-way between rows, level with every hole; cells
+beside the secret holes inside the shield's area (bare plastic only when the
+shield is open); cells around the shield; cells along the board's margin;
+and the profile's plastic regions. The light model is fitted to them, the
+cover test (:mod:`pegwatch.vision.cover`) looks for what lies over them and
+the shield test (:mod:`pegwatch.vision.secret`) looks inside the shield's
+area.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pegwatch.vision.profile import BoardProfile
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+#: How far (mm, beyond a hole's radius) a peg's shadow or domed side may
+#: reach on the plastic: a cell further than this from every hole is free.
+PEG_REACH_MM = 5.0
+#: Cells around the shield keep this gap (mm) from its outline: a raised
+#: shield seen at an angle covers a little more than its footprint.
+SHIELD_GAP_MM = 3.0
+
+
+@dataclass(frozen=True)
+class CellLayout:
+    """Where the plastic probe cells are, and which cells and holes neighbour which.
+
+    ``centres_mm`` (n, 2) and ``half_mm`` (every cell a square of that
+    half-size). ``row_cells[r]`` are the cells beside row ``r + 1``'s holes
+    (the last entry: beside the secret row, shield area excluded).
+    ``code_cells``/``key_cells``: per hole, the cells beside it (code holes
+    row by row, then the secret). ``free``: cells no peg can shade.
+    ``shield_inner``: cells beside the secret holes inside the shield's
+    area (bare plastic only when the shield is open; kept out of the light
+    model and out of the cover graph). ``shield_outer``: cells around the
+    shield. ``in_light_model``: cells the light model is fitted to.
+    """
+
+    centres_mm: FloatArray
+    half_mm: float
+    row_cells: tuple[tuple[int, ...], ...]
+    code_cells: tuple[tuple[int, ...], ...]
+    key_cells: tuple[tuple[int, ...], ...]
+    free: BoolArray
+    shield_inner: BoolArray
+    shield_outer: BoolArray
+    secret_inner: tuple[tuple[int, ...], ...]
+    step_pairs: NDArray[np.intp]
+
+    @property
+    def in_light_model(self) -> BoolArray:
+        out: BoolArray = ~self.shield_inner
+        return out
+
+
+def build_layout(profile: BoardProfile) -> CellLayout:
+    """The probe cells of ``profile``'s board."""
+    w_mm, h_mm = profile.size_mm
+    step = np.array(profile.row_step_mm, dtype=np.float64)
+    step_len = float(np.hypot(*step))
+    unit = step / max(step_len, 1e-9)
+    code_r = profile.code_hole_diameter_mm / 2
+    key_r = profile.key_hole_diameter_mm / 2
+    cell_mm = float(np.clip(step_len - profile.code_hole_diameter_mm - 2.0, 2.0, 5.0))
+    half = min([cell_mm / 2] + [min(rw, rh) / 2 - 0.5 for _, _, rw, rh in profile.plastic_regions_mm])
+    half = max(half, 1.0)
+    shield = profile.shield_mm
+    centres: list[tuple[float, float]] = []
+    index: dict[tuple[int, int], int] = {}
+    kind: list[str] = []
+
+    def add(x: float, y: float, what: str) -> int | None:
+        if not (half <= x <= w_mm - half and half <= y <= h_mm - half):
+            return None
+        key = (round(x * 4), round(y * 4))
+        if key not in index:
+            index[key] = len(centres)
+            centres.append((x, y))
+            kind.append(what)
+        return index[key]
+
+    def midlines(hx: float, hy: float, origin: FloatArray) -> list[tuple[float, float]]:
+        # Half-way between this row and the next/previous one, level with
+        # the hole (a 2x2 key block must not probe its own pegs).
+        along = float(np.dot(np.array([hx, hy]) - origin, unit))
+        base = np.array([hx, hy]) - along * unit
+        return [(float(base[0] + sg * step[0]), float(base[1] + sg * step[1])) for sg in (-0.5, 0.5)]
+
+    row_cells: list[list[int]] = [[] for _ in range(profile.rows + 1)]
+    code_cells: list[list[int]] = []
+    key_cells: list[list[int]] = []
+    for row in range(1, profile.rows + 1):
+        origin = np.array(profile.hole_centres_mm(row)[0]) - np.array(profile.hole_offsets_mm[0])
+        for group, out in ((profile.hole_centres_mm(row), code_cells), (profile.key_centres_mm(row), key_cells)):
+            for cx, cy in group:
+                beside: list[int] = []
+                for x, y in midlines(cx, cy, origin):
+                    if shield is not None and inside(x, y, shield, half):
+                        continue
+                    c = add(x, y, "strip")
+                    if c is not None:
+                        beside.append(c)
+                        row_cells[row - 1].append(c)
+                out.append(beside)
+    # The secret holes: cells beside them outside the shield join the
+    # secret row's cover check; cells inside its area show bare plastic only
+    # when the shield is open (the shield test uses them).
+    secret_origin = np.array(profile.secret_mm)
+    secret_inner: list[list[int]] = []
+    for cx, cy in profile.secret_centres_mm():
+        beside = []
+        inner: list[int] = []
+        for x, y in midlines(cx, cy, secret_origin):
+            if shield is None or not inside(x, y, shield, half):
+                c = add(x, y, "strip")
+                if c is not None:
+                    beside.append(c)
+                    row_cells[profile.rows].append(c)
+        if shield is not None:
+            for sg in (-1.0, 1.0):
+                room = _room_along(cx, cy, sg * unit, shield)
+                if room - code_r >= 2 * 1.0 + 1.0:
+                    d = (code_r + room) / 2
+                    c = add(cx + sg * d * unit[0], cy + sg * d * unit[1], "inner")
+                    if c is not None:
+                        inner.append(c)
+        code_cells.append(beside)
+        secret_inner.append(inner)
+    code_pts = [c for r in range(1, profile.rows + 1) for c in profile.hole_centres_mm(r)]
+    code_pts += list(profile.secret_centres_mm())
+    key_pts = [c for r in range(1, profile.rows + 1) for c in profile.key_centres_mm(r)]
+    holes = np.array(code_pts + key_pts, dtype=np.float64)
+    radii = np.array([code_r] * len(code_pts) + [key_r] * len(key_pts))
+
+    def far_from_pegs(x: float, y: float) -> bool:
+        d = np.hypot(holes[:, 0] - x, holes[:, 1] - y) - radii - half
+        return bool(np.all(d >= PEG_REACH_MM))
+
+    if shield is not None:
+        sx, sy, sw, sh = shield
+        gap = SHIELD_GAP_MM + half
+        xs = np.linspace(sx, sx + sw, max(2, round(sw / 10) + 1))
+        ys = np.linspace(sy, sy + sh, max(2, round(sh / 10) + 1))
+        ring = [(float(x), sy - gap) for x in xs] + [(float(x), sy + sh + gap) for x in xs]
+        ring += [(sx - gap, float(y)) for y in ys] + [(sx + sw + gap, float(y)) for y in ys]
+        edge = 3.0 + half  # clear of the board's rim, as the margin cells
+        for x, y in ring:
+            on_board = edge <= x <= w_mm - edge and edge <= y <= h_mm - edge
+            if on_board and far_from_pegs(x, y) and not inside(x, y, shield, gap - 0.01):
+                add(x, y, "outer")
+    # The margin: where a hand or a sleeve crosses the board's edge.
+    inset = 3.0 + half
+    for x0, y0, x1, y1 in (
+        (inset, inset, w_mm - inset, inset),
+        (inset, h_mm - inset, w_mm - inset, h_mm - inset),
+        (inset, inset, inset, h_mm - inset),
+        (w_mm - inset, inset, w_mm - inset, h_mm - inset),
+    ):
+        n = max(2, round(float(np.hypot(x1 - x0, y1 - y0)) / 10) + 1)
+        for t in np.linspace(0.0, 1.0, n):
+            x, y = x0 + t * (x1 - x0), y0 + t * (y1 - y0)
+            if far_from_pegs(x, y) and (shield is None or not inside(x, y, shield, SHIELD_GAP_MM + half)):
+                add(x, y, "margin")
+    for rx, ry, rw, rh in profile.plastic_regions_mm:
+        nx = max(int(rw // 8), 1)
+        ny = max(int(rh // 8), 1)
+        for i in range(nx):
+            for j in range(ny):
+                add(rx + (i + 0.5) * rw / nx, ry + (j + 0.5) * rh / ny, "region")
+    pts = np.array(centres, dtype=np.float64).reshape(-1, 2)
+    kinds = np.array(kind)
+    free = np.array([k in ("outer", "margin", "region") and far_from_pegs(*c) for k, c in zip(kind, centres, strict=True)])
+    # Neighbouring free cells must see light that changes smoothly.
+    pa, pb = [], []
+    near = max(step_len, 1.5 * min(min_pitch(holes[: profile.holes]), step_len)) + 0.5
+    fidx = np.flatnonzero(free)
+    for i, a in enumerate(fidx):
+        for b in fidx[i + 1 :]:
+            if float(np.hypot(*(pts[a] - pts[b]))) <= near:
+                pa.append(a)
+                pb.append(b)
+    return CellLayout(
+        centres_mm=pts,
+        half_mm=float(half),
+        row_cells=tuple(tuple(sorted(set(c))) for c in row_cells),
+        code_cells=tuple(tuple(c) for c in code_cells),
+        key_cells=tuple(tuple(c) for c in key_cells),
+        free=free.astype(bool),
+        shield_inner=kinds == "inner",
+        shield_outer=kinds == "outer",
+        secret_inner=tuple(tuple(c) for c in secret_inner),
+        step_pairs=np.array([pa, pb], dtype=np.intp).reshape(2, -1),
+    )
+
+
+def _room_along(x: float, y: float, direction: FloatArray, rect: tuple[float, float, float, float]) -> float:
+    """How far from (x, y) along ``direction`` the rectangle ``rect`` goes on."""
+    rx, ry, rw, rh = rect
+    ts: list[float] = []
+    for pos, d, lo, hi in ((x, direction[0], rx, rx + rw), (y, direction[1], ry, ry + rh)):
+        if abs(d) > 1e-9:
+            ts.append(max((lo - pos) / d, (hi - pos) / d))
+    return min(ts) if ts else 0.0
+
+
+def min_pitch(points: FloatArray | Sequence[Sequence[float]]) -> float:
+    pts = np.asarray(points, dtype=np.float64)
+    if len(pts) < 2:
+        return float("inf")
+    d = np.linalg.norm(pts[:, None, :] - pts[None, :, :], axis=2)
+    d[d == 0] = np.inf
+    return float(d.min())
+
+
+def inside(x: float, y: float, rect: tuple[float, float, float, float], pad: float) -> bool:
+    rx, ry, rw, rh = rect
+    return rx - pad <= x <= rx + rw + pad and ry - pad <= y <= ry + rh + pad
+

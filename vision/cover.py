@@ -1,0 +1,333 @@
+"""What lies over the board: a hand or a sleeve, told from shadows and the sides of pegs.
+
+The reader probes cells of bare plastic all over the board (see
+:class:`CellLayout`): the strips half-way between rows, level with every
+hole; cells beside the secret holes (inside the shield's area) and around
+the shield; cells along the board's margin and in the profile's plastic
+regions. Each cell is tested against the plastic's light model with
+shading-invariant measures (:func:`cell_flags`): its channel ratios (a
+shadow scales every channel alike, a hand or a sleeve does not), how far
+its brightness is from what light alone can do, and whether an edge
+crosses it.
+
+A cell that fails is not yet a cover. Pegs stand up: their shadows and,
+in perspective, their domed sides fall on the strips beside their holes, so
+a row full of pegs makes a line of odd cells beside it. Two things tell
+those from a hand or a sleeve (:class:`CoverGraph`):
+
+* one light casts every peg's shadow the same way, and one camera leans
+  every peg the same way: an odd cell beside a peg, on the side where the
+  board's other odd cells beside pegs lie, that looks like shade on the
+  plastic or like a shaded mix of the plastic and that peg, is explained
+  by the peg. A hand covers both sides of the holes under it;
+* shape and extent: odd cells and unreadable holes are joined into
+  connected objects (explained cells only along their strip, anything
+  else in two dimensions), and an object is a cover when it holds at least
+  one odd cell no peg explains.
+
+A row is covered only where something is over it: the holes within reach
+of a cover are occluded, the rest of the row keeps its reading.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pegwatch.vision.cells import CellLayout, min_pitch
+from pegwatch.vision.profile import BoardProfile
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+#: A plastic cell whose channel ratios to the plastic model differ by more
+#: than this factor is not bare plastic (a hand, a sleeve, a loose peg):
+#: shading (a shadow, a light band) scales every channel alike.
+PLASTIC_CHROMA_RATIO = 1.35
+#: Brightness ratio to the plastic model outside which a cell is not a
+#: plausible soft shadow or highlight on bare plastic.
+PLASTIC_BRIGHTNESS_RANGE = (0.45, 2.0)
+#: Light on the board changes smoothly; an object over it makes a step.
+#: Neighbouring free cells whose light differs by more than this ratio mean
+#: something lies over one of them.
+PLASTIC_STEP_RATIO = 1.3
+#: A cell whose brightness spread (coefficient of variation) exceeds this
+#: many times the board's typical cell spread in the same frame straddles
+#: an edge.
+PLASTIC_EDGE_SPREAD = 3.0
+#: Peg shadows and the sides of standing pegs fall on one side of the pegs,
+#: the same for the whole board: at least this many odd cells beside pegs,
+#: and this many times more on one side than on the other, establish it.
+MIN_SHADOW_PAIRS = 3
+SHADOW_SIDE_RATIO = 3.0
+#: A cell is a shaded mix of a peg's colour and the plastic's when the
+#: least-squares mix leaves less than this fraction of it unexplained.
+MIX_RESIDUAL = 0.08
+
+
+@dataclass(frozen=True)
+class CellFlags:
+    """Per cell: ``odd`` (not bare plastic: another colour, far too dark or
+    bright, or an edge across it), ``shaded`` (odd, but with the plastic's
+    own chroma: a shadow or an edge of one) and ``plastic`` (bare plastic,
+    possibly in a soft shadow: used for local shading)."""
+
+    odd: BoolArray
+    shaded: BoolArray
+    plastic: BoolArray
+
+
+def cell_flags(
+    layout: CellLayout, chroma: FloatArray, grey: FloatArray, spread: FloatArray
+) -> CellFlags:
+    """Test every cell against the plastic's light model.
+
+    ``chroma``: the ratio of the cell's largest to smallest channel ratio
+    to the model (1 for bare plastic in any shade); ``grey``: its
+    brightness relative to the model; ``spread``: the coefficient of
+    variation of its pixels' brightness.
+    """
+    lo, hi = PLASTIC_BRIGHTNESS_RANGE
+    typical = float(np.median(spread[layout.in_light_model])) + 0.01
+    odd = (chroma > PLASTIC_CHROMA_RATIO) | (grey < lo) | (grey > hi) | (spread > PLASTIC_EDGE_SPREAD * typical)
+    if layout.step_pairs.shape[1]:
+        a, b = layout.step_pairs
+        log_grey = np.log(np.maximum(grey, 1e-6))
+        step = np.abs(log_grey[a] - log_grey[b]) > np.log(PLASTIC_STEP_RATIO)
+        # The odd one of a step is the one further from the board's light.
+        darker_a = np.abs(log_grey[a]) >= np.abs(log_grey[b])
+        odd[a[step & darker_a]] = True
+        odd[b[step & ~darker_a]] = True
+    odd &= ~layout.shield_inner
+    shaded = odd & (chroma <= PLASTIC_CHROMA_RATIO) & (grey <= hi)
+    return CellFlags(odd=odd, shaded=shaded, plastic=~odd & ~layout.shield_inner)
+
+
+class CoverGraph:
+    """Which cells and holes touch which, precomputed for one layout.
+
+    Nodes are the cells, then the code holes (row by row, then the secret),
+    then the key holes. An odd cell that a peg beside it explains (see
+    :meth:`find`) touches only the cells of its own strip and the holes it
+    lies beside: a row of peg shadows is a line along a strip. Any other
+    odd cell touches every node within a row step, and unreadable holes
+    touch their neighbours in the row.
+    """
+
+    def __init__(self, profile: BoardProfile, layout: CellLayout) -> None:
+        self.profile = profile
+        self.layout = layout
+        cells = layout.centres_mm
+        code = np.array(
+            [c for r in range(1, profile.rows + 1) for c in profile.hole_centres_mm(r)] + list(profile.secret_centres_mm()),
+            dtype=np.float64,
+        )
+        keys = np.array([c for r in range(1, profile.rows + 1) for c in profile.key_centres_mm(r)], dtype=np.float64)
+        self.n_cells, self.n_code, self.n_keys = len(cells), len(code), len(keys)
+        pts = np.concatenate([cells, code, keys.reshape(-1, 2)])
+        n = len(pts)
+        step = np.array(profile.row_step_mm, dtype=np.float64)
+        step_len = float(np.hypot(*step))
+        unit = step / max(step_len, 1e-9)
+        pitch = min(min_pitch(code[: profile.holes]), step_len)
+        near = max(step_len, 1.5 * pitch) + 0.5
+        dist = np.linalg.norm(pts[:, None, :] - pts[None, :, :], axis=2)
+        along = pts @ unit
+        nc = self.n_cells
+        inner = layout.shield_inner
+        # Anything within a row step: for odd cells no peg explains.
+        self.near = (dist <= near) & ~np.eye(n, dtype=bool)
+        # Along a strip, and a cell to the holes it lies beside.
+        local = np.zeros((n, n), dtype=bool)
+        same_strip = np.abs(along[:nc, None] - along[None, :nc]) < 0.5
+        local[:nc, :nc] = same_strip & (dist[:nc, :nc] <= near)
+        for i, beside in enumerate(layout.code_cells + layout.key_cells):
+            for c in beside:
+                local[c, nc + i] = True
+        local[nc:, nc:] = dist[nc:, nc:] <= min(near, 1.6 * pitch)
+        local = (local | local.T) & ~np.eye(n, dtype=bool)
+        self.local = local
+        for m in (self.near, self.local):
+            m[np.flatnonzero(inner), :] = False
+            m[:, np.flatnonzero(inner)] = False
+        # Each cell beside a hole, and on which side of it (along the row
+        # step): a peg's shadow and its side seen in perspective fall on one
+        # side of it, the same side for every peg on the board.
+        pc, ph, ps = [], [], []
+        for i, beside in enumerate(layout.code_cells + layout.key_cells):
+            for c in beside:
+                pc.append(c)
+                ph.append(i)
+                ps.append(1 if float(np.dot(cells[c] - pts[nc + i], unit)) > 0 else -1)
+        self._pair_cell = np.array(pc, dtype=np.intp)
+        self._pair_hole = np.array(ph, dtype=np.intp)
+        self._pair_side = np.array(ps, dtype=np.intp)
+        # A hole is occluded when a cover lies within reach of it. A
+        # fingertip may cover a hole and stop short of the cells beside it
+        # (they are a row step apart): so the reach is the diagonal to the
+        # cells beside the next hole along the row.
+        reach = float(np.hypot(step_len / 2, pitch)) + 1.0
+        self.reach = dist[nc:, :nc] <= reach
+        self.reach[:, inner] = False
+        self.code_row = np.array([i // profile.holes for i in range(self.n_code)], dtype=np.intp)
+        self.key_row = np.array([i // max(profile.key_holes, 1) for i in range(self.n_keys)], dtype=np.intp)
+
+    def find(
+        self,
+        odd: BoolArray,
+        shaded: BoolArray | None = None,
+        *,
+        code_pegs: BoolArray | None = None,
+        key_pegs: BoolArray | None = None,
+        code_unread: BoolArray | None = None,
+        key_unread: BoolArray | None = None,
+        cell_linear: FloatArray | None = None,
+        hole_linear: FloatArray | None = None,
+        plastic: FloatArray | None = None,
+    ) -> Cover:
+        """The covers among ``odd`` cells and unreadable holes.
+
+        An odd cell beside a hole that holds a peg (``code_pegs``/
+        ``key_pegs``: read as a peg, or unreadable) is explained by it when
+        it lies on the side of it where the board's pegs cast their shadows
+        and lean in perspective, and looks like that: ``shaded`` (the
+        plastic's chroma, only darker, or an edge across it), or a shaded
+        mix of the plastic and the peg's own colour (``cell_linear``,
+        ``hole_linear``, ``plastic``: normalised linear BGR). Which side that
+        is comes from the board itself: at least MIN_SHADOW_PAIRS odd cells
+        beside pegs, nearly all on one side. A hand has odd cells on both
+        sides of the holes it covers; nothing is explained by a peg then.
+
+        An object is a cover when it holds at least one odd cell no peg
+        explains: a row of peg shadows alone is not one, the same shadows
+        beside a sleeve are part of it.
+        """
+        nc = self.n_cells
+        zeros_c = np.zeros(self.n_code, dtype=bool)
+        zeros_k = np.zeros(self.n_keys, dtype=bool)
+        code_u = zeros_c if code_unread is None else code_unread
+        key_u = zeros_k if key_unread is None else key_unread
+        pegs = np.concatenate([zeros_c if code_pegs is None else code_pegs, zeros_k if key_pegs is None else key_pegs])
+        explained = self._explained(odd, shaded, pegs, cell_linear, hole_linear, plastic)
+        active = np.concatenate([odd, code_u, key_u])
+        covered = np.zeros(len(active), dtype=bool)
+        foreign = odd & ~explained
+        if foreign.any():
+            ids = np.flatnonzero(active)
+            sub_foreign = np.zeros(len(ids), dtype=bool)
+            sub_foreign[: int(np.sum(ids < nc))] = foreign[ids[ids < nc]]
+            near = self.near[np.ix_(ids, ids)]
+            adj = self.local[np.ix_(ids, ids)] | (near & (sub_foreign[:, None] | sub_foreign[None, :]))
+            for comp in _components(adj):
+                if sub_foreign[comp].any():
+                    covered[ids[comp]] = True
+        cov_cells = covered[:nc]
+        near_cover = self.reach[:, cov_cells].any(axis=1) if cov_cells.any() else np.zeros(len(self.reach), dtype=bool)
+        holes = covered[nc:] | near_cover
+        code = holes[: self.n_code]
+        keys = holes[self.n_code :]
+        rows = np.zeros(self.profile.rows + 1, dtype=bool)
+        rows[self.code_row[code]] = True
+        rows[self.key_row[keys]] = True
+        rows[self.profile.rows] |= bool((cov_cells & self.layout.shield_outer).any())
+        return Cover(cells=cov_cells, code=code, keys=keys, rows=rows, explained=explained)
+
+    def _explained(
+        self,
+        odd: BoolArray,
+        shaded: BoolArray | None,
+        pegs: BoolArray,
+        cell_linear: FloatArray | None,
+        hole_linear: FloatArray | None,
+        plastic: FloatArray | None,
+    ) -> BoolArray:
+        """Odd cells that the pegs beside them explain (see :meth:`find`)."""
+        out = np.zeros(len(odd), dtype=bool)
+        cand = odd[self._pair_cell] & pegs[self._pair_hole]
+        if not cand.any():
+            return out
+        looks = np.zeros(len(cand), dtype=bool)
+        if shaded is not None:
+            looks |= shaded[self._pair_cell]
+        if cell_linear is not None and hole_linear is not None and plastic is not None:
+            idx = np.flatnonzero(cand & ~looks)
+            if len(idx):
+                looks[idx] = _mixes(cell_linear[self._pair_cell[idx]], hole_linear[self._pair_hole[idx]], plastic)
+        cand &= looks
+        plus = int(np.sum(cand & (self._pair_side > 0)))
+        minus = int(np.sum(cand & (self._pair_side < 0)))
+        side = 1 if plus >= minus else -1
+        lead, other = max(plus, minus), min(plus, minus)
+        if lead < MIN_SHADOW_PAIRS or lead < SHADOW_SIDE_RATIO * other:
+            return out
+        out[self._pair_cell[cand & (self._pair_side == side)]] = True
+        return out
+
+
+def _mixes(cells: FloatArray, pegs: FloatArray, plastic: FloatArray) -> BoolArray:
+    """Per row: is the cell's colour a shaded mix of the peg's and the plastic's?
+
+    Least squares of the cell on the two colours (linear light, both
+    weights at least 0); the cell is a mix when what is left is small
+    against the cell itself.
+    """
+    base = np.broadcast_to(np.asarray(plastic, dtype=np.float64), cells.shape)
+    a11 = np.sum(pegs * pegs, axis=1)
+    a22 = np.sum(base * base, axis=1)
+    a12 = np.sum(pegs * base, axis=1)
+    b1 = np.sum(pegs * cells, axis=1)
+    b2 = np.sum(base * cells, axis=1)
+    det = a11 * a22 - a12 * a12
+    safe = np.abs(det) > 1e-12
+    w1 = np.where(safe, (a22 * b1 - a12 * b2) / np.where(safe, det, 1.0), 0.0)
+    w2 = np.where(safe, (a11 * b2 - a12 * b1) / np.where(safe, det, 1.0), 0.0)
+    # A negative weight: the best mix is one colour alone.
+    only_peg = np.maximum(b1 / np.maximum(a11, 1e-12), 0.0)
+    only_base = np.maximum(b2 / np.maximum(a22, 1e-12), 0.0)
+    fit = np.where((w1 >= 0) & (w2 >= 0), 0, 1)
+    pred = np.where(
+        (fit == 0)[:, None],
+        w1[:, None] * pegs + w2[:, None] * base,
+        np.where(
+            (np.linalg.norm(cells - only_peg[:, None] * pegs, axis=1) <= np.linalg.norm(cells - only_base[:, None] * base, axis=1))[:, None],
+            only_peg[:, None] * pegs,
+            only_base[:, None] * base,
+        ),
+    )
+    resid = np.linalg.norm(cells - pred, axis=1) / np.maximum(np.linalg.norm(cells, axis=1), 1e-6)
+    out: BoolArray = resid <= MIX_RESIDUAL
+    return out
+
+
+def _components(adj: BoolArray) -> list[NDArray[np.intp]]:
+    """Connected components of a small symmetric adjacency matrix."""
+    n = len(adj)
+    seen = np.zeros(n, dtype=bool)
+    out: list[NDArray[np.intp]] = []
+    for start in range(n):
+        if seen[start]:
+            continue
+        comp = [start]
+        seen[start] = True
+        k = 0
+        while k < len(comp):
+            nxt = np.flatnonzero(adj[comp[k]] & ~seen)
+            seen[nxt] = True
+            comp.extend(int(v) for v in nxt)
+            k += 1
+        out.append(np.array(comp, dtype=np.intp))
+    return out
+
+
+@dataclass(frozen=True)
+class Cover:
+    """What is covered: cells, code holes (row by row, then the secret), key
+    holes, and per row (then the secret row) whether anything of it is."""
+
+    cells: BoolArray
+    code: BoolArray
+    keys: BoolArray
+    rows: BoolArray
+    explained: BoolArray
