@@ -229,7 +229,8 @@ class TableProgram(TableFaces, MenuWiring, BuzzerWiring, Closeable):
             cont = line.add(event) if isinstance(event, JournalEvent) else line.last_ns
             program.offset_ns = cont - now
             program._last_raw = now
-            program._emit(flow.apply("boot", {}, cont))
+            # Through the log: an undo after the restart rebuilds the boot's pause too.
+            program._emit(program.log.apply("boot", {}, cont))
             program._low_time_game = flow.game.number
             program._remaining_seen = program._remaining(cont)
         else:

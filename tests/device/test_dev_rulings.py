@@ -328,3 +328,30 @@ def test_penalties_reach_the_exported_records_and_the_judge(table, drive, fake_t
     assert verdict["vp"] == {"Alice": 0.0, "Bob": -9.0}
     assert verdict["docked_vp"] == {"Alice": 0.0, "Bob": 10.0}
     assert len(written) == 3
+
+
+def test_undo_after_a_restart_keeps_the_restart_pause(tmp_path, mock_factory, fake_time, drive):
+    path = tmp_path / "r.sqlite"
+    t = TableOnPins(path, mock_factory, fake_time)
+    try:
+        start_and_guess(t, drive, fake_time)
+        fake_time.advance_s(4)
+        tap(t, drive, fake_time, MAKER)  # a mis-press, then the power goes
+    finally:
+        t.close()
+    fake_time.advance_s(30)
+    t = TableOnPins(path, mock_factory, fake_time)
+    try:
+        assert t.flow.paused and t.flow.phase is Phase.GUESS
+        t.program.ruling("undo", why="mis-press before the power cut")
+        t.step()
+        # The press is undone; the restart's pause stands: nothing runs.
+        assert t.flow.phase is Phase.MARKS and t.flow.paused
+        assert t.running_seat() is None
+        left = t.remaining()
+        fake_time.advance_s(10)
+        t.step()
+        assert t.remaining() == left
+        assert reopened(t).flow.remaining_ns(t.cont()) == {0: left[0], 1: left[1]}
+    finally:
+        t.close()
