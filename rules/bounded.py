@@ -49,6 +49,8 @@ __all__ = [
     "CountRange",
     "Judgement",
     "RowJudgement",
+    "candidates_from_reading",
+    "counts_from_reading",
     "deciding_positions",
     "judge_row",
 ]
@@ -353,3 +355,37 @@ def _judge_by_ranges(
                  if rng is not None and not rng.is_exact)
     return RowJudgement(Judgement.UNSURE, tuple(i + 1 for i in uncertain), keys,
                         may_be_code=may_be_code, completions=count * len(pairs), by_ranges=True)
+
+
+def candidates_from_reading(guess: Code, raw: object) -> tuple[tuple[str, ...] | None, ...] | None:
+    """The candidates a reading record (``pegwatch read --json``) gives for
+    its doubtful holes: per hole ``[[name, confidence], ...]`` or names.
+    Anything else there is an extra key like any other, and ignored."""
+    if not any(peg in UNREAD for peg in guess) or not isinstance(raw, list) or len(raw) != len(guess):
+        return None
+    holes: list[tuple[str, ...] | None] = []
+    for peg, entry in zip(guess, raw, strict=True):
+        if peg not in UNREAD:
+            holes.append((peg,))
+            continue
+        names = [c[0] if isinstance(c, list) and c else c for c in entry] if isinstance(entry, list) else []
+        cleaned = tuple(dict.fromkeys(n.strip().lower() for n in names if isinstance(n, str) and n.strip()))
+        holes.append(None if not cleaned or set(cleaned) & UNREAD else cleaned)
+    return tuple(holes) if any(h is not None and len(h) > 1 for h in holes) else None
+
+
+def counts_from_reading(d: dict[str, Any], holes: int) -> dict[str, Any]:
+    """Uncounted key pegs ("unknown" in both) with a reading record's
+    ``black_bounds``/``white_bounds``: the counts as ranges."""
+    words = [d.get(key) for key in ("black", "white")]
+    if not all(isinstance(w, str) and w in UNREAD for w in words):
+        return d
+    out = dict(d)
+    for key in ("black", "white"):
+        b = d.get(f"{key}_bounds")
+        if not (isinstance(b, list) and len(b) == 2
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in b)
+                and 0 <= b[0] <= b[1] <= holes):
+            return d
+        out[key] = list(b)
+    return out

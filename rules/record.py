@@ -18,7 +18,12 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from pegwatch.rules.bounded import BoundedRow, CountRange
+from pegwatch.rules.bounded import (
+    BoundedRow,
+    CountRange,
+    candidates_from_reading,
+    counts_from_reading,
+)
 from pegwatch.rules.codes import UNKNOWN, UNREAD, Code, Feedback, is_read
 from pegwatch.rules.errors import BadInput
 from pegwatch.rules.penalties import Penalty, PenaltyError, parse_penalties
@@ -264,11 +269,11 @@ class _Parser:
         guess, candidates = self.guess(d["guess"], f"{where}.guess", variant)
         extra = {k: v for k, v in d.items() if k not in ("guess", "black", "white")}
         if candidates is None:
-            candidates = _reading_candidates(guess, d.get("candidates"))
+            candidates = candidates_from_reading(guess, d.get("candidates"))
             if candidates is not None:
                 guess = tuple(UNKNOWN if h is not None and len(h) > 1 else peg
                               for peg, h in zip(guess, candidates, strict=True))
-            d = _reading_bounds(d, variant.holes)
+            d = counts_from_reading(d, variant.holes)
         ranged = [isinstance(d.get(k), list) for k in ("black", "white")]
         if any(ranged):
             black_range = self.count_range(d.get("black"), f"{where}.black", variant.holes)
@@ -414,40 +419,6 @@ class _Parser:
         extra = {k: v for k, v in d.items() if k not in ("rules", "players", "games")}
         self.penalties(extra, "penalties")
         return MatchRecord(name, players, games, extra)
-
-
-def _reading_candidates(guess: Code, raw: object) -> tuple[tuple[str, ...] | None, ...] | None:
-    """The candidates a reading record (``pegwatch read --json``) gives for
-    its doubtful holes: per hole ``[[name, confidence], ...]`` or names.
-    Anything else there is an extra key like any other, and ignored."""
-    if not any(peg in UNREAD for peg in guess) or not isinstance(raw, list) or len(raw) != len(guess):
-        return None
-    holes: list[tuple[str, ...] | None] = []
-    for peg, entry in zip(guess, raw, strict=True):
-        if peg not in UNREAD:
-            holes.append((peg,))
-            continue
-        names = [c[0] if isinstance(c, list) and c else c for c in entry] if isinstance(entry, list) else []
-        cleaned = tuple(dict.fromkeys(n.strip().lower() for n in names if isinstance(n, str) and n.strip()))
-        holes.append(None if not cleaned or set(cleaned) & UNREAD else cleaned)
-    return tuple(holes) if any(h is not None and len(h) > 1 for h in holes) else None
-
-
-def _reading_bounds(d: dict[str, Any], holes: int) -> dict[str, Any]:
-    """Uncounted key pegs ("unknown" in both) with a reading record's
-    ``black_bounds``/``white_bounds``: the counts as ranges."""
-    words = [d.get(key) for key in ("black", "white")]
-    if not all(isinstance(w, str) and w in UNREAD for w in words):
-        return d
-    out = dict(d)
-    for key in ("black", "white"):
-        b = d.get(f"{key}_bounds")
-        if not (isinstance(b, list) and len(b) == 2
-                and all(isinstance(v, int) and not isinstance(v, bool) for v in b)
-                and 0 <= b[0] <= b[1] <= holes):
-            return d
-        out[key] = list(b)
-    return out
 
 
 def parse_record(

@@ -26,7 +26,18 @@ Events (``kind`` and payload keys; every event also has its ``at_ns``):
     ``secret``, with ``code`` and ``shield``: ``"closed"`` at the start,
     ``"open"`` at the end). A ``status`` other than ``"ok"`` (``unknown``,
     ``occluded``, or ``hidden`` for a code the camera could not see under a
-    closed shield) is never judged: the row waits for the arbiter.
+    closed shield) is never judged as read: the row waits for the arbiter,
+    unless the reading says what it knows: ``candidates`` (per hole the
+    colours it may hold, null for anything) and, for marks, the counts
+    (``keys_status`` ok) or ``black_bounds``/``white_bounds``. Then the row
+    is *bounded* and judged over every completion
+    (:mod:`pegwatch.rules.bounded`): a proved mis-mark is flagged, a row
+    every completion agrees with is cleared, an unsure one that can change
+    the result goes to the arbiter naming its deciding holes. ``trust``
+    ``"low"`` (a board read without what a verdict needs) is shown, never
+    accused from. A closed-shield code is accepted once (``trust`` full);
+    one that later reads differently raises ``secret_changed`` and is not
+    used; so does an open-shield code that differs from it.
 ``arbiter {action, ...}``
     ``pause``, ``resume``, ``adjust {player, delta_ns}``, ``confirm_row
     {game, row, guess, black, white, by}`` (the arbiter, or both players
@@ -52,10 +63,12 @@ opponent's move accepts it). :meth:`MatchFlow.illegal_counts` counts them
 per player over the match. An incomplete row's marks are never judged
 (:func:`pegwatch.rules.judge.is_incomplete`).
 
-Mis-marks are flagged only from certain readings: exactly when the secret
-was seen under the shield at the start, and otherwise only as "no code fits
-the marks" (never naming a guilty row) until the secret is read at the end,
-when every row is judged again.
+Mis-marks are flagged only when proved: exactly when the secret was seen
+under the shield at the start (for a bounded row, when every completion
+disagrees), and otherwise only as "no code fits the marks" (never naming a
+guilty row) until the secret is read at the end, when every row is judged
+again. A mis-mark that rests on the camera's secret says so
+(``secret_source``, and the frame's stamp, whose JPEG the journal keeps).
 """
 
 from __future__ import annotations
