@@ -23,6 +23,8 @@ ALLOWED = {
     "vision": {"rules", "vision"},
     "device": {"rules", "vision", "device"},
     "simulation": {"rules", "vision", "device", "simulation"},
+    # The tournament hall: its pure core uses the rules only.
+    "hub": {"rules", "hub"},
     "firmware_config": set(),
 }
 #: The composition root may hand simulated devices to the table.
