@@ -1,9 +1,9 @@
 """What the table's small display shows: the faces, the message line, the banner.
 
 The message line (:meth:`TableFaces._message`) shows, first come first:
-the journal's alarm, the camera, a secret that read differently after it
-was accepted (``SECRET CHANGED: CHECK``), a row to check, a mis-mark, a flag, an
-illegal guess whose state stands (``ILLEGAL ROW N``; ``ARBITER: ILLEGAL
+the journal's alarm, the camera, a row to check (the secret: ``SECRET
+CHANGED: CHECK`` when it read differently after it was accepted), a mis-mark, a flag, a secret that read differently (until the arbiter
+confirms the code), an illegal guess whose state stands (``ILLEGAL ROW N``; ``ARBITER: ILLEGAL
 xN`` from the codebreaker's second in a game, seed 004 §3.4), marks no
 code fits, a restart waiting for the arbiter, and the journal filling up.
 The secret never appears.
@@ -111,17 +111,22 @@ class TableFaces:
         if self.camera_message is not None:
             return Message(self.camera_message, Severity.ALARM)
         g = self.flow.game
-        if g.secret_changed and not g.final and g.secret_state is not RowState.READ:
-            # The code read differently after it was accepted (issue 14).
-            return Message("SECRET CHANGED: CHECK", Severity.ALARM)
+        # The code read differently after it was accepted (issue 14): an
+        # alarm until the arbiter confirms the code.
+        secret_alarm = g.secret_changed and not g.final and g.secret_state is not RowState.READ
         checks = self.flow.checks()
         if checks:
-            return Message("CHECK SECRET" if checks[0] == 0 else f"CHECK ROW {checks[0]}", Severity.WARNING)
+            if checks[0] == 0:
+                return (Message("SECRET CHANGED: CHECK", Severity.ALARM) if secret_alarm
+                        else Message("CHECK SECRET", Severity.WARNING))
+            return Message(f"CHECK ROW {checks[0]}", Severity.WARNING)
         if g.announced_mismark is not None:
             return Message(f"MIS-MARK ROW {g.announced_mismark}", Severity.ALARM)
         if g.timeout is not None:
             who = g.codebreaker if g.timeout is Role.CODEBREAKER else g.codemaker
             return Message(f"FLAG {self.flow.players[who]}", Severity.ALARM)
+        if secret_alarm:
+            return Message("SECRET CHANGED: CHECK", Severity.ALARM)
         standing = g.standing_illegal if not g.final else ()
         if standing:
             worst = max(move.number for move in standing)

@@ -269,7 +269,13 @@ def test_the_table_shows_the_alarm_keeps_the_evidence_and_replays(tmp_path):
         assert shown.message is not None and shown.message.text == "CHECK ROW 1"
         event("reading", secret(code=["red", "red", "blue", "yellow"]), jpeg=JPEG)
         shown = program.display_model()
+        assert shown.message is not None and shown.message.text == "CHECK ROW 1"
+        event("arbiter", {"action": "confirm_row", "game": 1, "row": 1,
+                          "guess": ["red", "blue", "green", "green"]})
+        shown = program.display_model()
         assert shown.message is not None and shown.message.text == "SECRET CHANGED: CHECK"
+        # Not judged by the doubted code: 1/1 against it would be wrong.
+        assert not [v for v in program.verdicts if v.what == "mismark"]
         evidence = program.journal.evidence(1, 0)
         assert evidence is not None and evidence.image == JPEG
         kept = [e for e in program.journal.all_evidence(game=1) if e.row == 0]
