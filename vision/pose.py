@@ -216,3 +216,33 @@ def pose_from_homography(
     use = estimate_lens(b2i, image_size) if lens is None else lens.for_size(image_size)
     obj = plane_points(size_mm)
     return fit_pose(obj, _apply(b2i, obj), use)
+
+
+def board_on_plane(
+    samples_mm: NDArray[np.float64],
+    image_to_board: NDArray[np.float64],
+    plane_px: NDArray[np.float64],
+    plane_mm: NDArray[np.float64],
+    lens: Lens,
+) -> NDArray[np.float64]:
+    """Where the board lies on the plane a pose was fitted to: board mm -> plane mm.
+
+    ``plane_px``/``plane_mm`` are the points the pose was fitted to (the
+    markers on the tray, say); ``image_to_board`` is the fit of the board
+    itself (its holes). Both are compared in the lens's undistorted pixels,
+    where a plane maps to a plane exactly, so a board slid on its tray is
+    placed right and the lens's distortion is not mistaken for a slide.
+    """
+    ideal = lens.undistort_points(np.asarray(plane_px, dtype=np.float64))
+    found, _ = cv2.findHomography(ideal, np.asarray(plane_mm, dtype=np.float64), 0)
+    if found is None:
+        raise PoseError("the plane's points give no homography")
+    b2i = np.linalg.inv(np.asarray(image_to_board, dtype=np.float64))
+    pts = np.asarray(samples_mm, dtype=np.float64).reshape(-1, 2)
+    on_plane = _apply(np.asarray(found, dtype=np.float64), lens.undistort_points(_apply(b2i, pts)))
+    out, _ = cv2.findHomography(pts, on_plane, 0)
+    if out is None:
+        raise PoseError("the board's points give no homography")
+    hm = np.asarray(out, dtype=np.float64)
+    result: NDArray[np.float64] = hm / hm[2, 2]
+    return result

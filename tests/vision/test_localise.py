@@ -290,3 +290,32 @@ def test_markers_the_steady_pass_misses_under_motion_blur_are_found_by_the_retry
     assert loc.ok and len(loc.markers_seen) >= 3
     assert _hole_error_mm(invicta, loc, out) < 1.0
     assert loc.too_blurred  # and says the frame is too blurred to read small detail
+
+
+def test_a_calibrated_lens_places_the_holes_through_its_distortion(invicta):
+    from pegwatch.vision.lens import Lens
+
+    cond = Conditions.easy().with_(tilt_x_deg=12.0, yaw_deg=3.0, k1=-0.1)
+    out = render(invicta, random_contents(invicta, np.random.default_rng(10)), cond, seed=10)
+    c = out.conditions
+    # The renderer's lens is OpenCV's radial model: focal_px, centre, k1.
+    lens = Lens(
+        np.array([[c.focal_px, 0, c.width / 2], [0, c.focal_px, c.height / 2], [0, 0, 1.0]]),
+        np.array([c.k1, 0.0, 0.0, 0.0, 0.0]),
+        (c.width, c.height),
+        rms_px=0.1,
+        views=10,
+    )
+    holes = np.array(invicta.all_hole_centres_mm())
+    truth = out.project(holes)
+    with_lens = MarkerLocaliser(invicta, lens=lens).locate(out.image)
+    without = MarkerLocaliser(invicta).locate(out.image)
+    assert with_lens.pose is not None and with_lens.pose.lens.measured  # type: ignore[attr-defined]
+    err_lens = np.linalg.norm(with_lens.to_image_at_height(holes, 0.0) - truth, axis=1)
+    err_plane = np.linalg.norm(without.to_image_at_height(holes, 0.0) - truth, axis=1)
+    assert float(err_lens.max()) < 1.0
+    assert float(err_lens.max()) < float(err_plane.max())
+    # A lens measured at another aspect ratio is not used (the pose falls back to an estimate).
+    odd = Lens(lens.camera_matrix, lens.distortion, (c.width, c.width), 0.1, 10)
+    fallback = MarkerLocaliser(invicta, lens=odd).locate(out.image)
+    assert fallback.ok and fallback.pose is not None and not fallback.pose.lens.measured  # type: ignore[attr-defined]

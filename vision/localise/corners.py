@@ -14,10 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.vision.lens import Lens
+from pegwatch.vision.lens import Lens, LensError
 from pegwatch.vision.localise.base import (
     BOARD_MOVED,
     NO_BOARD,
@@ -36,7 +37,7 @@ from pegwatch.vision.localise.grid import (
     measure_grid,
     quality_from_fit,
 )
-from pegwatch.vision.pose import BoardPose, PoseError, estimate_lens, fit_pose
+from pegwatch.vision.pose import BoardPose, PoseError, board_on_plane, estimate_lens, fit_pose
 from pegwatch.vision.profile import BoardProfile
 
 logger = logging.getLogger(__name__)
@@ -218,16 +219,22 @@ class FixedCornersLocaliser:
         pose: BoardPose | None = None
         try:
             corners_fit = self._corners_only
+            lens: Lens | None = None
             if self.lens is not None:
-                lens = self.lens.for_size(size)
-            else:
+                try:
+                    lens = self.lens.for_size(size)
+                except LensError as exc:
+                    logger.warning("the calibrated lens is not used: %s", exc)
+            if lens is None:
                 b2i = np.linalg.inv(corners_fit)
                 lens = estimate_lens(b2i / b2i[2, 2], size)
-            to_fit = corners_fit @ np.linalg.inv(self.image_to_board)
-            pose = fit_pose(
-                np.array(self.profile.corners_mm(), dtype=np.float64), self.corners_px, lens, board_to_fit=to_fit / to_fit[2, 2]
-            )
-        except (PoseError, np.linalg.LinAlgError) as exc:
+            corners_mm = np.array(self.profile.corners_mm(), dtype=np.float64)
+            to_fit = None
+            if self.image_to_board is not corners_fit:  # the reference moved the fit onto the holes
+                holes = np.array(self.profile.all_hole_centres_mm(), dtype=np.float64)
+                to_fit = board_on_plane(holes, self.image_to_board, self.corners_px, corners_mm, lens)
+            pose = fit_pose(corners_mm, self.corners_px, lens, board_to_fit=to_fit)
+        except (PoseError, cv2.error, np.linalg.LinAlgError) as exc:
             logger.debug("no camera pose from the corners: %s", exc)
         self._pose = (key, size, pose)
         return pose

@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.vision.lens import Lens
+from pegwatch.vision.lens import Lens, LensError
 from pegwatch.vision.localise.base import (
     MARKERS_NOT_FOUND,
     Localisation,
@@ -31,7 +31,7 @@ from pegwatch.vision.localise.base import (
 from pegwatch.vision.localise.corners import MOVED_MM
 from pegwatch.vision.localise.grid import measure_grid, refine_to_grid, row_tuple, worst_residual
 from pegwatch.vision.markers import DetectedMarker, detect_markers, equalise, profile_marker_points
-from pegwatch.vision.pose import BoardPose, PoseError, estimate_lens, fit_pose
+from pegwatch.vision.pose import BoardPose, PoseError, board_on_plane, estimate_lens, fit_pose
 from pegwatch.vision.profile import BoardProfile
 
 logger = logging.getLogger(__name__)
@@ -90,6 +90,7 @@ class MarkerLocaliser:
         self._last: tuple[dict[int, NDArray[np.float64]], Localisation, int] | None = None
         self._rois: dict[int, tuple[int, int, int, int]] = {}
         self._held_checked_ns = 0
+        self._lens_warned = False
 
     # --- detection -------------------------------------------------------
 
@@ -243,18 +244,35 @@ class MarkerLocaliser:
             return best
         return None
 
+    def _lens_for(self, size: tuple[int, int], h_markers: NDArray[np.float64]) -> Lens:
+        """The calibrated lens at this frame size, else one estimated from the markers' plane."""
+        if self.lens is not None:
+            try:
+                return self.lens.for_size(size)
+            except LensError as exc:
+                if not self._lens_warned:
+                    logger.warning("the calibrated lens is not used: %s", exc)
+                    self._lens_warned = True
+        b2i = np.linalg.inv(h_markers)
+        return estimate_lens(b2i / b2i[2, 2], size)
+
     def _pose(
-        self, img_pts: NDArray[np.float64], board_pts: NDArray[np.float64], h_markers: NDArray[np.float64], h_board: NDArray[np.float64], size: tuple[int, int]
+        self,
+        img_pts: NDArray[np.float64],
+        board_pts: NDArray[np.float64],
+        h_markers: NDArray[np.float64],
+        h_board: NDArray[np.float64] | None,
+        size: tuple[int, int],
     ) -> BoardPose | None:
-        """The camera's pose from the markers' corners; the board's place on the tray from the final fit."""
+        """The camera's pose from the markers' corners; the board's place on the tray from
+        its holes (``h_board``, the fit refined on them; None: where the profile says)."""
         try:
-            if self.lens is not None:
-                lens = self.lens.for_size(size)
-            else:
-                b2i = np.linalg.inv(h_markers)
-                lens = estimate_lens(b2i / b2i[2, 2], size)
-            board_to_tray = h_markers @ np.linalg.inv(h_board)
-            return fit_pose(board_pts, img_pts, lens, board_to_fit=board_to_tray / board_to_tray[2, 2])
+            lens = self._lens_for(size, h_markers)
+            to_tray = None
+            if h_board is not None:
+                holes = np.array(self.profile.all_hole_centres_mm(), dtype=np.float64)
+                to_tray = board_on_plane(holes, h_board, img_pts, board_pts, lens)
+            return fit_pose(board_pts, img_pts, lens, board_to_fit=to_tray)
         except (PoseError, cv2.error, np.linalg.LinAlgError) as exc:
             logger.debug("no camera pose: %s", exc)
             return None
@@ -312,7 +330,7 @@ class MarkerLocaliser:
             else:
                 quality *= 0.5
         h = h / h[2, 2]
-        pose = self._pose(img_pts, board_pts, h_markers, h, (frame.shape[1], frame.shape[0]))
+        pose = self._pose(img_pts, board_pts, h_markers, None if shift is None else h, (frame.shape[1], frame.shape[0]))
         loc = Localisation(
             True,
             self.method,
