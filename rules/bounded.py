@@ -35,7 +35,7 @@ import itertools
 import logging
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -194,8 +194,9 @@ class RowJudgement:
     deciding_keys: tuple[str, ...] = ()
     expected: Feedback | None = None
     may_be_code: bool = False
-    completions: int = 0
-    by_ranges: bool = False
+    # How the verdict was reached, for logs: not part of what it says.
+    completions: int = field(default=0, compare=False)
+    by_ranges: bool = field(default=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """Plain data (an entry of the verdict's ``bounded_rows``)."""

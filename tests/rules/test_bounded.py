@@ -238,3 +238,19 @@ def test_a_reading_record_is_judged_with_what_the_camera_knew() -> None:
     # Without bounds the counts are not read at all: nothing to prove.
     del data["rows"][0]["black_bounds"]
     assert judge_game(parse_record(data)).mismarked_row is None
+
+
+def test_bounded_verdicts_read_back_as_written() -> None:
+    from pegwatch.rules.verdict import GameVerdict
+
+    # No orange, exactly one red; row 1's two blacks are the red in hole 1
+    # and hole 2: a second red there fits no code, any other colour does.
+    rows = (Row(("red", UNKNOWN, "orange", "orange"), Feedback(2, 0)),
+            Row(("orange",) * 4, Feedback(0, 0)), Row(("red",) * 4, Feedback(1, 0)))
+    for secret in (SECRET, None):
+        verdict = judge_game(GameRecord("mso", secret, rows, extra={"secret_source": "camera"}))
+        assert GameVerdict.from_json(verdict.to_json()) == verdict
+    hidden = judge_game(GameRecord("mso", None, rows))
+    assert hidden.consistency is Consistency.UNSURE and hidden.secret_source is None
+    assert [d.row for d in hidden.consistency_deciding] == [1]
+    assert judge_game(GameRecord("mso", SECRET, rows, extra={"secret_source": "camera"})).secret_source == "camera"
