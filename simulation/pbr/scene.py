@@ -126,8 +126,10 @@ def board_texture(p: BoardProfile) -> NDArray[np.float32]:
     return tex
 
 
-def build_scene(p: BoardProfile, contents: BoardContents, c: PbrConditions, cam: Camera, margin: int) -> dict[str, Any]:
-    """The Mitsuba scene dict of ``contents`` on ``p``'s board under ``c``."""
+def build_scene(
+    p: BoardProfile, contents: BoardContents, c: PbrConditions, cam: Camera, margin: int, *, seed: int
+) -> dict[str, Any]:
+    """The Mitsuba scene dict of ``contents`` on ``p``'s board under ``c``; ``seed`` places the key pegs."""
     import mitsuba as mi
 
     w, h = p.size_mm
@@ -190,7 +192,7 @@ def build_scene(p: BoardProfile, contents: BoardContents, c: PbrConditions, cam:
             },
         },
     }
-    _holes_and_pegs(scene, p, contents, c)
+    _holes_and_pegs(scene, p, contents, c, np.random.default_rng([seed, 99]))
     _shield(scene, p, c)
     for i, hand in enumerate(c.hands):
         _hand(scene, f"hand{i}", hand)
@@ -198,11 +200,12 @@ def build_scene(p: BoardProfile, contents: BoardContents, c: PbrConditions, cam:
     return scene
 
 
-def _holes_and_pegs(scene: dict[str, Any], p: BoardProfile, contents: BoardContents, c: PbrConditions) -> None:
+def _holes_and_pegs(
+    scene: dict[str, Any], p: BoardProfile, contents: BoardContents, c: PbrConditions, rng: np.random.Generator
+) -> None:
     import mitsuba as mi
 
     albedo = peg_albedos(set(p.palette), c.peg_set)
-    rng = np.random.default_rng([c.peg_set, 99])
     code_r = p.code_hole_diameter_mm / 2
     key_r = p.key_hole_diameter_mm / 2
     code_mesh = peg_obj(round(code_r, 3), round(c.peg_height_mm, 3), round(0.45 * code_r, 3))

@@ -38,7 +38,7 @@ from pegwatch.vision.profile import BoardProfile, load_profile
 logger = logging.getLogger(__name__)
 
 #: Bumped whenever a change makes the same seed render a different board (the cache is then stale).
-RENDERER_VERSION = 1
+RENDERER_VERSION = 2
 LIGHT_BANDS = ((2700, 3500), (3500, 4500), (4500, 5500), (5500, 6500))
 #: A board counts as blurred from this defocus (Gaussian sigma, px) or camera-shake smear (px):
 #: about what a 1/30 s exposure of a hand-steadied or vibrating camera gives.
@@ -92,7 +92,7 @@ def render_board(
     contents = replace(contents, shield_open=not c.shield_closed)
     cam = Camera.of(c)
     margin = cam.render_margin()
-    scene = mi.load_dict(build_scene(profile, contents, c, cam, margin))
+    scene = mi.load_dict(build_scene(profile, contents, c, cam, margin, seed=seed))
     light = np.array(mi.render(scene, seed=seed & 0x7FFFFFFF, spp=c.spp), dtype=np.float32)[:, :, :3]
     jpeg, frame = develop(np.ascontiguousarray(light), cam, c, margin, np.random.default_rng([seed, 5]))
     covered, secret_covered = _covered(mi, scene, profile, contents, c, cam)
