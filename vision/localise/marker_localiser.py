@@ -186,10 +186,10 @@ class MarkerLocaliser:
         worst = max(float(np.linalg.norm(centres[i] - last_centres[i])) for i in common)
         return worst <= MOVE_TOLERANCE_MM * ppm
 
-    def _with_sharpness(self, frame: NDArray[np.uint8], loc: Localisation, **changes: object) -> Localisation:
+    def _with_sharpness(self, gray: NDArray[np.uint8], loc: Localisation, **changes: object) -> Localisation:
         if loc.image_to_board is None:
             return replace(loc, **changes)  # type: ignore[arg-type]
-        ppm, sharp = board_sharpness(frame, loc.image_to_board, self.profile.size_mm)
+        ppm, sharp = board_sharpness(gray, loc.image_to_board, self.profile.size_mm)
         return replace(loc, px_per_mm=ppm, sharpness=sharp, **changes)  # type: ignore[arg-type]
 
     def _still_there(self, frame: NDArray[np.uint8], loc: Localisation, now: int) -> bool:
@@ -301,12 +301,12 @@ class MarkerLocaliser:
         # fit, and re-fit now and then while the markers are seen, so that a
         # board nudged on its tray is followed.
         if last is not None and agrees and now - last[2] < self.recheck_s * 1e9:
-            return self._with_sharpness(frame, last[1], markers_seen=used)
+            return self._with_sharpness(gray, last[1], markers_seen=used)
         if last is not None and len(used) < 2:
             if not self._still_there(frame, last[1], now):
                 self._last = None
                 return failed(self.method, MARKERS_NOT_FOUND, markers_seen=used)
-            return self._with_sharpness(frame, last[1], markers_seen=used, held=True)
+            return self._with_sharpness(gray, last[1], markers_seen=used, held=True)
         if len(used) < 2:
             return failed(self.method, MARKERS_NOT_FOUND, markers_seen=used)
         img_pts = self._refine_corners(gray, img_pts)
@@ -319,7 +319,7 @@ class MarkerLocaliser:
         quality = len(used) / len(self.profile.markers) / (1.0 + rms)
         shift = None
         rows: tuple[tuple[float, float], ...] | None = None
-        ppm, sharp = board_sharpness(frame, h / h[2, 2], self.profile.size_mm)
+        ppm, sharp = board_sharpness(gray, h / h[2, 2], self.profile.size_mm)
         if self.refine:
             h2, fit = refine_to_grid(self.profile, frame, h, min_shift_mm=0.7)
             worst = worst_residual(fit)
