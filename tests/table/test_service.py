@@ -159,12 +159,13 @@ def test_a_display_missing_at_start_is_shown_when_it_comes_and_again_after_it_is
         opened.append(display)
         return display
 
-    parts = Parts()
+    seen: list[tuple[str, ...]] = []
+    parts = Parts(on_change=lambda p: seen.append(p.names))
     program = _Program()
     cfg = SimpleNamespace(display=settings)
     loop = _display_loop(cfg, program, parts=parts, opener=opener)
     try:
-        assert "display" in parts.names
+        assert seen[0] == ("display",)
         assert wait_for(lambda: png.exists() and "display" not in parts.names, WAIT_S)
         assert _same(png, program.model)
         # Lost later (unplugged): the device raises; a fresh one is opened.
@@ -339,7 +340,8 @@ def test_buttons_lost_later_are_let_go_and_opened_again_off_the_clocks_thread():
     from pegwatch.device.table.service import PartKeeper
 
     factory = MockFactory(pin_class=MockPWMPin)
-    parts = Parts()
+    seen: list[tuple[str, ...]] = []
+    parts = Parts(on_change=lambda p: seen.append(p.names))
     slot = HardwareSlot()
     opened: list[TableHardware] = []
     fail_next = [1]
@@ -357,7 +359,7 @@ def test_buttons_lost_later_are_let_go_and_opened_again_off_the_clocks_thread():
                         backoff=Backoff(0.01, 0.05))
     try:
         keeper.start()
-        assert "buttons" in parts.names  # missing at start: the clock runs without them
+        assert seen[0] == ("buttons",)  # missing at start: the clock runs without them
         assert wait_for(lambda: slot.hardware is not None and "buttons" not in parts.names, WAIT_S)
         first = opened[0]
         slot.show_turn(0)
@@ -370,7 +372,7 @@ def test_buttons_lost_later_are_let_go_and_opened_again_off_the_clocks_thread():
 
         first.leds[1].on = gone
         slot.show_turn(1)
-        assert keeper.losses == 1
+        assert keeper.losses == 1 and ("buttons",) in seen[1:]
         assert wait_for(lambda: len(opened) == 2 and slot.hardware is opened[1], WAIT_S)
         assert first.is_closed and "buttons" not in parts.names
         assert opened[1].led_states == ("off", "on")  # the turn carried over to the new chip
