@@ -375,3 +375,33 @@ def test_the_swatch_card_beside_the_board_teaches_every_colour(tmp_path):
     finally:
         setup.close()
         program.close()
+
+
+def test_a_step_that_fails_says_so_and_the_next_press_tries_again(tmp_path):
+    from pegwatch.simulation.render import render
+
+    empty = render(PROFILE, Board().contents, CAMERA, seed=3).image
+    camera = Frames(empty)
+    program = TableProgram.open(tmp_path / "t.sqlite", players=("Ann", "Bob"))
+    setup = GuidedSetup(program, PROFILE, camera, save_to=tmp_path / "cal.json")
+    try:
+        setup.step_once()
+        setup.press(Button.OK)
+        setup.step_once()
+        assert setup.step is Step.EMPTY
+        camera.image = np.zeros_like(empty)  # a sleeve over the lens as the arbiter presses
+        setup.press(Button.OK)
+        setup.step_once()
+        program.step()
+        assert setup.step is Step.EMPTY and setup.calibration is None
+        assert setup.overlay(program.display_model()).message.text == "FAILED: ARB RETRY"
+        said = [e.payload.get("status", "") for e in program.journal.events() if e.kind == "setup"]
+        assert said[-1].startswith("set-up: not learned (")  # a journaled line: the display wakes for it
+        camera.image = empty
+        setup.press(Button.OK)
+        setup.step_once()
+        assert setup.step is Step.COLOURS and setup.calibration is not None
+        assert Calibration.load(tmp_path / "cal.json").trust == "low"
+    finally:
+        setup.close()
+        program.close()

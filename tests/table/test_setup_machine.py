@@ -63,6 +63,7 @@ def test_a_failed_step_says_so_and_is_tried_again():
     m.press(Button.OK)
     assert m.learned(False, problem="board not found") is None and m.step is Step.EMPTY
     assert m.screen().message.text == "FAILED: ARB RETRY" and m.failure == "board not found"
+    assert m.status() == "set-up: not learned (board not found); the arbiter's short press tries again"
     assert m.press(Button.OK) is Action.CAPTURE_EMPTY
     m.learned(True, to_learn=("red",))
     assert m.failure is None and m.step is Step.COLOURS

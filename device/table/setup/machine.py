@@ -233,7 +233,9 @@ class SetupMachine:
         return Message("CORNERS: ARB OK", Severity.WARNING)
 
     def status(self) -> str:
-        """One line for the log and the transcript."""
+        """One line for the log and the journal (a new line is what wakes the display)."""
+        if self.failure is not None and self.step in (Step.EMPTY, Step.LAYOUT):
+            return f"set-up: not learned ({self.failure}); the arbiter's short press tries again"
         if self.step is Step.BOARD:
             if not self.seen.found:
                 return f"set-up: looking for the board ({self.seen.problem or 'not found'})"
