@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -59,6 +60,7 @@ class PhotoResult:
     holes_uncertain: int = 0
     accused_rows: list[int] = field(default_factory=list)
     false_accusation: bool = False
+    read_ms: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The result as plain JSON."""
@@ -162,7 +164,10 @@ def run_photos(folder: Path) -> tuple[list[PhotoResult], dict[str, Any]]:
         res.how = "corners" if own else "best effort"
         try:
             img = read_image(folder / e["file"])
-            reading = BoardReader(p, cal_used).read(img, at_ns=0)
+            reader = BoardReader(p, cal_used)
+            started = time.perf_counter()
+            reading = reader.read(img, at_ns=0)
+            res.read_ms = round((time.perf_counter() - started) * 1000, 3)
         except BadInput as exc:
             res.reason = str(exc)
             continue
@@ -185,7 +190,10 @@ def run_photos(folder: Path) -> tuple[list[PhotoResult], dict[str, Any]]:
                         continue
                     res.holes_compared += 1
                     res.hole_errors += h.colour != t.colour
-    summary = {
+    compared = sum(r.holes_compared for r in results)
+    uncertain = sum(r.holes_uncertain for r in results)
+    times = [r.read_ms for r in results if r.read_ms is not None]
+    summary: dict[str, Any] = {
         "photos": len(results),
         "photos_read": sum(r.status == "read" for r in results),
         "photos_refused": sum(r.status == "refused" for r in results),
@@ -193,6 +201,11 @@ def run_photos(folder: Path) -> tuple[list[PhotoResult], dict[str, Any]]:
         "false_accusations": sum(r.false_accusation for r in results),
         "hole_errors": sum(r.hole_errors for r in results),
         "holes_compared": sum(r.holes_compared for r in results),
-        "holes_uncertain": sum(r.holes_uncertain for r in results),
+        "holes_uncertain": uncertain,
+        # The keys of issue 14's table, where the figure exists for photos:
+        "false_mismark_rows": sum(len(r.accused_rows) for r in results if r.false_accusation),
+        "board_not_found_rate": round(sum(r.status == "refused" for r in results) / max(len(results), 1), 4),
+        "hole_uncertain_rate": round(uncertain / max(compared + uncertain, 1), 4),
+        "read_ms_median": round(float(np.median(times)), 3) if times else None,
     }
     return results, summary
