@@ -115,13 +115,19 @@ def _source(spec: str, cfg: TableConfig, profile: Any) -> Any:
 
 
 def _localiser(cfg: TableConfig, profile: Any) -> Any:
-    """A table calibrated with fixed corners is previewed with them; else markers, then the outline."""
-    if cfg.calibration is None:
-        return None
+    """A table calibrated with fixed corners (in ``[table] calibration``, or by
+    its guided set-up, beside the journal) is previewed with them; else
+    markers, then the board's outline."""
+    from pegwatch.device.table.setup import setup_calibration_path
     from pegwatch.vision.calibration import Calibration
 
-    calibration = Calibration.load(cfg.calibration)
-    return None if calibration.method == "markers" else calibration.localiser(profile)
+    path = cfg.calibration if cfg.calibration is not None else setup_calibration_path(cfg.journal)
+    if not path.is_file():
+        return None
+    calibration = Calibration.load(path)
+    if calibration.method == "markers" or calibration.profile != profile.name:
+        return None
+    return calibration.localiser(profile)
 
 
 def _follow(camera: PreviewCamera, seconds: float | None) -> None:

@@ -310,3 +310,26 @@ def test_a_real_studio_photo_is_measured_sharp_and_a_blurred_copy_soft():
     assert soft.sharp is False
     assert board_sharpness(photo, h, profile.size_mm) > MIN_SHARPNESS
     assert board_sharpness(cv2.GaussianBlur(photo, (0, 0), 0.8 * ppm), h, profile.size_mm) < MIN_SHARPNESS
+
+
+def test_a_table_set_up_with_fixed_corners_is_previewed_with_them(tmp_path):
+    """No markers on the tray: the corners the set-up kept (beside the journal) place the board."""
+    from types import SimpleNamespace
+
+    from pegwatch.device.cli.preview_cmd import _localiser
+    from pegwatch.simulation.render import BoardContents
+    from pegwatch.vision.calibrate import calibrate
+
+    empty = BoardContents(guesses=(None,) * PROFILE.rows, keys=(None,) * PROFILE.rows, secret=None,
+                          shield_open=False)
+    shot = render(PROFILE, empty, Conditions.easy().with_(width=1280, height=960, markers=False), seed=4)
+    corners = [tuple(map(float, xy)) for xy in shot.corners_px]
+    cal = calibrate([shot.image], [{"rules": "mso", "secret": None, "rows": []}], PROFILE, corners=corners)
+    cal.save(tmp_path / "calibration.json")
+    cfg = SimpleNamespace(calibration=None, journal=tmp_path / "journal.sqlite")
+    localiser = _localiser(cfg, PROFILE)
+    assert localiser is not None and localiser.method == "corners"
+    look, _ = look_at(shot.image, PROFILE, localiser)
+    assert look.found and look.method == "corners" and not look.markers_found
+    assert look.lines()[0] == "markers not found; the board was located by corners"
+    assert _localiser(SimpleNamespace(calibration=None, journal=tmp_path / "elsewhere" / "j.sqlite"), PROFILE) is None
