@@ -65,7 +65,12 @@ __all__ = ["BoundedReport", "Consistency", "Deciding", "analyse_bounded"]
 logger = logging.getLogger(__name__)
 
 _WORK = 24_000_000
-"""Code-completion pairs scored per bounded row before falling back to ranges."""
+"""Code-completion pairs scored per bounded row before falling back to ranges
+(when naming the deciding holes)."""
+
+_FIT_WORK = 200_000_000
+"""The same for "may fit" and "surely fits", where each completion is scored
+only against the codes still in question, which shrink fast."""
 
 _INCOMPLETE = -1
 """An empty hole where the variant has no blanks: the row's marks are not judged."""
@@ -108,6 +113,10 @@ class BoundedReport:
     verdict: Consistency
     deciding: tuple[Deciding, ...] = ()
     bounded_rows: tuple[int, ...] = ()
+    by_ranges: tuple[int, ...] = ()
+    """Bounded rows whose "may fit" stayed at score ranges (too many
+    completions): a code counted as fitting them may not, so
+    ``first_failed`` may miss them."""
 
 
 def _bounded_marked(rows: Sequence[Row], variant: Variant) -> list[tuple[int, BoundedRow]]:
@@ -157,6 +166,9 @@ class _RowScorer:
         self._gain: dict[tuple[int, int], NDArray[np.uint8]] = {}
         self.pairs = row.marks_pairs(variant.holes)
         self.row = row
+        self.mapping, self.variant = mapping, variant
+        #: True when "may fit" was left at the score ranges (too much work).
+        self.by_ranges = False
 
     @staticmethod
     def _index(name: str, mapping: dict[str, int], variant: Variant) -> int:
@@ -193,14 +205,18 @@ class _RowScorer:
             if _INCOMPLETE in values:
                 yield values, None, None
                 continue
-            black = self.black.copy()
-            common = self.common.copy()
-            for j, value in enumerate(values):
-                if value != NO_COLOUR:
-                    black += self._eq_of(j, value)
-            for colour, times in Counter(v for v in values if v != NO_COLOUR).items():
-                common += self._gain_of(colour, times)
-            yield values, black, common
+            yield values, *self._scores(values)
+
+    def _scores(self, values: tuple[int, ...]) -> tuple[NDArray[np.uint8], NDArray[np.uint8]]:
+        """Black and common pegs of one (complete) completion against every code."""
+        black = self.black.copy()
+        common = self.common.copy()
+        for j, value in enumerate(values):
+            if value != NO_COLOUR:
+                black += self._eq_of(j, value)
+        for colour, times in Counter(v for v in values if v != NO_COLOUR).items():
+            common += self._gain_of(colour, times)
+        return black, common
 
     def agree(self, black: NDArray[np.uint8], common: NDArray[np.uint8],
               pairs: Sequence[Feedback]) -> NDArray[np.bool_]:
@@ -233,25 +249,51 @@ class _RowScorer:
         n = self.black.shape[0]
         if self.incomplete_fixed:
             return np.ones(n, dtype=bool), np.ones(n, dtype=bool)
-        if self.count * max(1, n) > _WORK:
-            return self._fits_by_ranges(), np.zeros(n, dtype=bool)
+        if self.count * max(1, n) <= _WORK:
+            return self._fits_exact()
+        # Many codes: the score ranges rule most out cheaply (a code they
+        # rule out fits no completion), and only the rest are enumerated.
+        loose = self._fits_by_ranges()
+        ids = np.flatnonzero(loose)
+        if self.count * ids.size > _FIT_WORK:
+            self.by_ranges = True
+            return loose, np.zeros(n, dtype=bool)
+        may_sub, sure_sub = _RowScorer(self.row, self.mapping, self.variant,
+                                       self.by_hole[:, ids], self.counts[:, ids])._fits_exact()
         may = np.zeros(n, dtype=bool)
-        unfitted = np.arange(n)
+        sure = np.zeros(n, dtype=bool)
+        may[ids] = may_sub
+        sure[ids] = sure_sub
+        return may, sure
+
+    def _fits_exact(self) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+        n = self.black.shape[0]
+        may = np.zeros(n, dtype=bool)
+        # The codes no completion has fitted yet, scored by a scorer of
+        # their own (cached per value), rebuilt when they are half as many.
+        scorer, ids = self, np.arange(n)
+        unfitted = np.ones(n, dtype=bool)
+        left = n
         surely = np.arange(n) if len(self.pairs) == 1 else np.arange(0)
         for values in itertools.product(*self.domains):
             if _INCOMPLETE in values:
                 may[:] = True  # an incomplete row's marks say nothing
-                unfitted = unfitted[:0]
+                left = 0
                 continue
-            if unfitted.size:
-                black, common = self._scores_of(values, unfitted)
-                agree = self.agree(black, common, self.pairs)
-                may[unfitted[agree]] = True
-                unfitted = unfitted[~agree]
+            if left:
+                agree = scorer.agree(*scorer._scores(values), self.pairs) & unfitted
+                may[ids[agree]] = True
+                unfitted &= ~agree
+                left = int(np.count_nonzero(unfitted))
+                if left and left < unfitted.size // 2:
+                    ids = ids[unfitted]
+                    scorer = _RowScorer(self.row, self.mapping, self.variant,
+                                        self.by_hole[:, ids], self.counts[:, ids])
+                    unfitted = np.ones(left, dtype=bool)
             if surely.size:
                 black, common = self._scores_of(values, surely)
                 surely = surely[self.agree(black, common, self.pairs)]
-            if not unfitted.size and not surely.size:
+            if not left and not surely.size:
                 break
         sure = np.zeros(n, dtype=bool)
         sure[surely] = True
@@ -263,7 +305,9 @@ class _RowScorer:
             return np.ones(n, dtype=bool)
         black_max = self.black.copy()
         for j, dom in enumerate(self.domains):
-            black_max += np.isin(self.by_hole[self.uncertain[j]], np.array(dom, dtype=np.int64))
+            table = np.zeros(256, dtype=np.uint8)  # colour index -> may match
+            table[[v for v in dom if v >= 0]] = 1
+            black_max += table[self.by_hole[self.uncertain[j]]]
         k = np.uint8(len(self.domains))
         common_max = np.minimum(self.common + k, np.uint8(self.holes))
         may = np.zeros(n, dtype=bool)
@@ -295,6 +339,7 @@ def analyse_bounded(rows: Sequence[Row], variant: Variant) -> BoundedReport:
                         np.zeros(possible, dtype=np.uint8), np.zeros(possible, dtype=np.uint16),
                         [], possible)
     sure = np.ones(possible, dtype=bool)
+    approximate: list[int] = []
     for number in sorted({*certain, *bounded}):
         if number in certain:
             pegs, (black, white) = certain[number]
@@ -306,6 +351,8 @@ def analyse_bounded(rows: Sequence[Row], variant: Variant) -> BoundedReport:
             scorer = _RowScorer(bounded[number], mapping, variant, state.by_hole, state.counts)
             may, surely = scorer.fits()
             disagree = ~may
+            if scorer.by_ranges:
+                approximate.append(number)
         first = int(np.count_nonzero(disagree[state.failures == 0]))
         if first:
             state.first_failed.append((number, first))
@@ -321,7 +368,7 @@ def analyse_bounded(rows: Sequence[Row], variant: Variant) -> BoundedReport:
             narrow(state, keep)
     if state.kept == 0:
         report = ConsistencyReport(0, (), possible, tuple(state.first_failed))
-        return BoundedReport(report, 0, Consistency.INCONSISTENT, (), numbers)
+        return BoundedReport(report, 0, Consistency.INCONSISTENT, (), numbers, tuple(approximate))
     upper = int(np.count_nonzero(state.failures == 0))
     lower = int(np.count_nonzero(sure & (state.failures == 0)))
     suspects: tuple[int, ...] = ()
@@ -329,9 +376,9 @@ def analyse_bounded(rows: Sequence[Row], variant: Variant) -> BoundedReport:
         suspects = tuple(int(r) for r in np.unique(state.failed_row[state.failures == 1]))
     report = ConsistencyReport(upper, suspects, possible, tuple(state.first_failed))
     if upper == 0:
-        return BoundedReport(report, 0, Consistency.INCONSISTENT, (), numbers)
+        return BoundedReport(report, 0, Consistency.INCONSISTENT, (), numbers, tuple(approximate))
     if lower > 0:
-        return BoundedReport(report, lower, Consistency.CONSISTENT, (), numbers)
+        return BoundedReport(report, lower, Consistency.CONSISTENT, (), numbers, tuple(approximate))
     fits_all = state.failures == 0
     found = [_deciding(number, row, fits_all, state, mapping, variant)
              for number, row in bounded.items()]
@@ -339,7 +386,7 @@ def analyse_bounded(rows: Sequence[Row], variant: Variant) -> BoundedReport:
     if all(always for _, always in found):
         if len(found) == 1 or _jointly_always(bounded, fits_all, state, mapping, variant):
             # A code fits each reading of the doubtful rows taken together.
-            return BoundedReport(report, lower, Consistency.CONSISTENT, (), numbers)
+            return BoundedReport(report, lower, Consistency.CONSISTENT, (), numbers, tuple(approximate))
         # Each row alone always leaves a code, but together they may not (or
         # they are too many to try): every doubtful hole may decide.
         deciding = tuple(
@@ -348,7 +395,7 @@ def analyse_bounded(rows: Sequence[Row], variant: Variant) -> BoundedReport:
                            if r is not None and not r.is_exact))
             for number, row in bounded.items())
     logger.debug("consistency unsure: %d codes may fit, none surely", upper)
-    return BoundedReport(report, lower, Consistency.UNSURE, deciding, numbers)
+    return BoundedReport(report, lower, Consistency.UNSURE, deciding, numbers, tuple(approximate))
 
 
 _JOINT = 4096

@@ -258,6 +258,7 @@ def judge_game(
             None if bounded_report is None else bounded_report.report,
             bounded={n: rows[n - 1].bounded for n in bounded_report.bounded_rows}
             if bounded_report is not None else None,
+            approximate=() if bounded_report is None else bounded_report.by_ranges,
         )
 
     if record.timeout is Role.CODEMAKER and outcome.ended_on_board:

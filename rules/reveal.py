@@ -149,6 +149,7 @@ def reveal_can_change(
     report: ConsistencyReport | None,
     *,
     bounded: Mapping[int, BoundedRow] | None = None,
+    approximate: tuple[int, ...] = (),
 ) -> tuple[str, ...]:
     """The verdict keys that some legal secret, once shown, would change.
 
@@ -160,7 +161,8 @@ def reveal_can_change(
     (``first_failed``), less the codes that rows played. Each such pair is
     judged as if revealed and compared with the blind verdict. ``bounded``
     rows (known only within bounds, by number) count as wrong for a secret
-    when every completion disagrees with it, as the judge counts them.
+    when every completion disagrees with it, as the judge counts them;
+    ``approximate`` rows (scored by ranges only) may each be the first wrong.
     """
     base = blind.keys()
 
@@ -199,6 +201,9 @@ def reveal_can_change(
         for number, count in report.first_failed:
             if count - wrong_first[number] > 0:
                 scenarios.add((None, number))
+    # Rows the consistency pass scored by ranges only may be the first wrong
+    # for codes it could not single out: listed as possible (a superset).
+    scenarios.update((None, number) for number in approximate)
     changed = {"illegal_secret"}  # the secret shown may itself break the rules
     for solved_row, first in scenarios:
         shown = settle(rows, variant, timeout, solved_row, first, secret_known=True).keys()

@@ -254,3 +254,30 @@ def test_bounded_verdicts_read_back_as_written() -> None:
     assert hidden.consistency is Consistency.UNSURE and hidden.secret_source is None
     assert [d.row for d in hidden.consistency_deciding] == [1]
     assert judge_game(GameRecord("mso", SECRET, rows, extra={"secret_source": "camera"})).secret_source == "camera"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.booleans(), st.data())
+def test_past_the_work_cap_the_claims_stay_sound(blanks: bool, data: st.DataObject) -> None:
+    """With the caps forced to nothing, rows are scored from score ranges
+    only: less is proved, but nothing false is, and ``reveal_can_change``
+    still lists every key some secret changes."""
+    import pegwatch.rules.bounded_consistency as bc
+    from pegwatch.rules.reveal import REVEAL_KEYS
+
+    variant = _tiny(blanks)
+    secret = data.draw(st.tuples(*[st.sampled_from(_symbols(variant))] * variant.holes))
+    bounded = [data.draw(bounded_rows(variant)) for _ in range(data.draw(st.integers(1, 3)))]
+    rows = tuple(Row(b.guess, None, marks_unread=UNKNOWN, bounds=b) for b in bounded)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bc, "_WORK", 0)
+        patch.setattr(bc, "_FIT_WORK", 0)
+        capped = analyse_bounded(rows, variant)
+        blind = judge_game(GameRecord("tiny", None, rows), variant)
+    exact = analyse_bounded(rows, variant)
+    assert capped.report.consistent >= exact.report.consistent
+    if capped.verdict is Consistency.INCONSISTENT:
+        assert exact.verdict is Consistency.INCONSISTENT
+    shown = judge_game(GameRecord("tiny", secret, rows), variant)
+    changed = {k for k in REVEAL_KEYS if getattr(blind, k) != getattr(shown, k)}
+    assert changed <= set(blind.reveal_can_change)
