@@ -152,3 +152,23 @@ def test_the_old_functional_aruco_api_of_opencv_4_6_works(monkeypatch):
         monkeypatch.undo()
         for cached in (markers.get_dictionary, markers._marker_bits, markers._detector):
             cached.cache_clear()
+
+
+def test_the_retry_detector_and_equalisation():
+    import cv2
+    import numpy as np
+
+    from pegwatch.vision.markers import MarkerError, detect_markers, equalise, marker_image
+
+    # A marker in deep shade on a grey card: little contrast left.
+    img = np.full((240, 240), 120, np.uint8)
+    m = marker_image("DICT_4X4_50", 7, 80, quiet_zone=True)
+    img[60 : 60 + m.shape[0], 60 : 60 + m.shape[1]] = m
+    dim = (img.astype(np.float32) * 0.08 + 20).astype(np.uint8)
+    eq = equalise(dim)
+    box = (slice(60, 60 + m.shape[0]), slice(60, 60 + m.shape[1]))
+    assert float(np.ptp(eq[box])) > float(np.ptp(dim[box]))  # black and white further apart
+    assert [f.id for f in detect_markers(eq, "DICT_4X4_50", kind="retry")] == [7]
+    assert [f.id for f in detect_markers(cv2.cvtColor(img, cv2.COLOR_GRAY2BGR), "DICT_4X4_50", kind="retry")] == [7]
+    with pytest.raises(MarkerError, match="detector kind"):
+        detect_markers(img, "DICT_4X4_50", kind="fast")
