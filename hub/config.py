@@ -115,6 +115,15 @@ def _enum(cls: Callable[[str], T], text: str, where: str, allowed: list[str]) ->
         raise HubConfigError(f"{where}: expected one of {', '.join(allowed)}, got {text!r}") from None
 
 
+def _tiebreaks(value: object, where: str) -> tuple[str, ...]:
+    try:
+        return check_tiebreaks(_strings(value, where), where=where)
+    except HubConfigError:
+        raise
+    except HubError as exc:
+        raise HubConfigError(str(exc)) from None
+
+
 def _replay(source: str, where: str, action: Callable[..., Tournament], *args: Any) -> Tournament:
     try:
         return action(*args)
@@ -170,7 +179,7 @@ def parse_hub(text: str, *, source: str = "hub.toml") -> Tournament:
         tables=_strings(tt.get("tables", []), f"{where}.tables"),
         seed=_int(tt, "seed", where, 0, 2**63 - 1, 0),
         bye_score=_num(tt.get("bye_score", 1.0), f"{where}.bye_score"),
-        tiebreaks=check_tiebreaks(_strings(tt.get("tiebreaks", []), f"{where}.tiebreaks"), where=f"{where}.tiebreaks"),
+        tiebreaks=_tiebreaks(tt.get("tiebreaks", []), f"{where}.tiebreaks"),
         readings=readings,
     )
     for i, entry in enumerate(_list(top, "byes", f"{source}: ")):
