@@ -57,9 +57,6 @@ def guided_setup(
     from pegwatch.vision.profile import load_profile
     from pegwatch.vision.sources import PacedSource, ReopeningSource
 
-    # The words the table's log has always had for this, then what happens now.
-    logger.error("camera %s has no calibration ([table] calibration): the guided set-up runs on "
-                 "the table's display and buttons (docs/setup.md)", cfg.camera)
     profile = load_profile(cfg.board)
     save_to = setup_calibration_path(Path(program.journal.path))
     base = None
@@ -71,6 +68,13 @@ def guided_setup(
                 base = None
         except Exception as exc:  # a damaged file: set up again rather than stop
             logger.error("set-up: %s not loaded (%s); starting afresh", save_to, exc)
+    if base is None:
+        # The words the table's log has always had for this, then what happens now.
+        logger.error("camera %s has no calibration ([table] calibration): the guided set-up runs on "
+                     "the table's display and buttons (docs/setup.md)", cfg.camera)
+    else:
+        logger.warning("camera %s: carrying on from the guided set-up's calibration %s (trust %s)",
+                       cfg.camera, save_to, base.trust)
     source: Any = PacedSource(ReopeningSource(open_source, name=f"camera {cfg.camera}"), fps=cfg.vision.fps)
     companions: list[Any] = []
     preview = getattr(cfg, "preview", None)
