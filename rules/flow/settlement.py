@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pegwatch.rules.bounded import BoundedRow, Judgement, RowJudgement
+from pegwatch.rules.bounded_consistency import Consistency
 from pegwatch.rules.clock import ClockEvent
 from pegwatch.rules.codes import Code, Feedback
 from pegwatch.rules.flow.core import FlowCore
@@ -220,6 +221,14 @@ class Settlement(FlowCore):
                 verdicts.append(Inconsistent(g.number, tuple(verdict.suspect_rows or ())))
                 lines.append(f"game {g.number}: no code fits the marks: some row is mis-marked; "
                              "call the arbiter (judged when the secret is revealed)")
+        if not exact and verdict.consistency is Consistency.UNSURE:
+            note = "; ".join(
+                f"row {d.row} " + ", ".join([f"hole {h}" for h in d.holes] + [f"the {k} count" for k in d.keys])
+                for d in verdict.consistency_deciding) or "the doubtful pegs"
+            if note != g.consistency_note:
+                g.consistency_note = note
+                lines.append(f"game {g.number}: whether any code fits the marks depends on {note}: "
+                             "nothing is flagged")
         if g.ended_ns is None and verdict.solved_row is not None:
             solved = g.rows[verdict.solved_row - 1]
             if solved.marks_state is RowState.READ:

@@ -236,6 +236,8 @@ class GameState:
     #: until the arbiter confirms the code; the camera's secret is not used.
     secret_changed: bool = False
     low_trust_noted: bool = False
+    #: The holes an unsure hidden-secret check last named (said once).
+    consistency_note: str | None = None
 
     @property
     def standing_illegal(self) -> tuple[IllegalMove, ...]:

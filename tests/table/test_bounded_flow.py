@@ -209,6 +209,27 @@ def test_an_unsure_row_comes_before_a_later_proved_mis_mark():
     assert [(v["row"], v["attempts"]) for v in s.verdicts if v["what"] == "mismark"] == [(1, 2)]
 
 
+def test_without_the_secret_an_unsure_check_names_the_holes_and_flags_nothing():
+    """Row 1 orange orange orange orange 0/0 (no orange), row 2 red red red
+    red 1/0 (one red), row 3 red ? orange orange 2/0: its two blacks are the
+    red in hole 1 and hole 2, so hole 2 cannot be a second red: whether a
+    code fits depends on hole 2."""
+    s = FlowScript()
+    start(s, hidden=False)
+    for number, code, (b, w) in ((1, ["orange"] * 4, (0, 0)), (2, ["red"] * 4, (1, 0))):
+        s.ev("press", player=1)
+        s.ev("reading", game=1, row=number, phase="guess", guess=code, status="ok")
+        s.ev("press", player=0)
+        s.ev("reading", game=1, row=number, phase="marks", guess=code, black=b, white=w, status="ok")
+    s.ev("press", player=1)
+    s.ev("reading", **{**guess(3, None), "guess": ["red", "unknown", "orange", "orange"],
+                       "candidates": [["red"], None, ["orange"], ["orange"]]})
+    s.ev("press", player=0)
+    s.ev("reading", **{**marks(3, 2, 0), "candidates": [["red"], None, ["orange"], ["orange"]]})
+    assert "inconsistent" not in whats(s) and s.flow.checks() == ()
+    assert any("depends on row 3 hole 2: nothing is flagged" in line for line in s.lines)
+
+
 def test_a_reading_without_candidates_still_waits_for_the_arbiter():
     """Journals from before bounded readings replay unchanged."""
     s = FlowScript()
