@@ -333,3 +333,31 @@ def test_a_table_set_up_with_fixed_corners_is_previewed_with_them(tmp_path):
     assert look.found and look.method == "corners" and not look.markers_found
     assert look.lines()[0] == "markers not found; the board was located by corners"
     assert _localiser(SimpleNamespace(calibration=None, journal=tmp_path / "elsewhere" / "j.sqlite"), PROFILE) is None
+
+
+def test_the_cli_serves_the_page_until_its_seconds_are_up(capsys):
+    import json
+    import socket
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    result: dict[str, int] = {}
+    thread = threading.Thread(target=lambda: result.setdefault("rc", main(
+        ["preview", "--source", "render", "--http", f"127.0.0.1:{port}", "--seconds", "20"])), daemon=True)
+    thread.start()
+    status = None
+    for _ in range(2000):  # polls until the page answers with a picture's verdicts
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/status.json", timeout=5) as reply:
+                status = json.loads(reply.read())
+            if status["look"] is not None:
+                break
+        except OSError:
+            pass
+        threading.Event().wait(0.05)
+    assert status is not None and status["look"]["markers_found"] is True
+    thread.join(60)
+    assert not thread.is_alive() and result["rc"] == 0
+    assert f"the camera page: http://127.0.0.1:{port}/" in capsys.readouterr().err
