@@ -257,10 +257,13 @@ class Settlement(FlowCore):
             half = "guess" if holes or not keys else "marks"
             if judgement.may_be_code and not holes:
                 holes = tuple(i + 1 for i in bounded.uncertain_holes)
+            # Only the halves that decide are open for the arbiter's check.
+            check_guess = flow_row.guess_state is RowState.BOUNDED and (bool(holes) or not keys)
+            check_marks = flow_row.marks_state is RowState.BOUNDED and (bool(keys) or not check_guess)
             g.rows[number - 1] = replace(
                 flow_row,
-                guess_state=RowState.CHECK if flow_row.guess_state is RowState.BOUNDED else flow_row.guess_state,
-                marks_state=RowState.CHECK if flow_row.marks_state is RowState.BOUNDED else flow_row.marks_state,
+                guess_state=RowState.CHECK if check_guess else flow_row.guess_state,
+                marks_state=RowState.CHECK if check_marks else flow_row.marks_state,
             )
             verdicts.append(Check(g.number, number, half, "unsure", holes, keys))
             named = [f"hole {h}" for h in holes] + [f"the {k} count" for k in keys]

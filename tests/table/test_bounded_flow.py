@@ -126,6 +126,23 @@ def test_a_key_count_known_within_bounds_is_judged_over_its_range():
     assert next(v for v in s.verdicts if v["what"] == "bounded_row")["black"] == [2, 3]
 
 
+def test_when_only_the_key_count_decides_only_the_marks_are_checked():
+    s = FlowScript()
+    start(s)
+    rrgg = ["red", "red", "green", "green"]  # 1B1W against the code
+    s.ev("press", player=1)
+    s.ev("reading", game=1, row=1, phase="guess", guess=rrgg, status="ok")
+    s.ev("press", player=0)
+    s.ev("reading", game=1, row=1, phase="marks", guess=rrgg, black=1, white=1, status="unknown",
+         keys_status="unknown", candidates=[[c] for c in rrgg], black_bounds=[1, 2], white_bounds=[1, 1])
+    check = next(v for v in s.verdicts if v["what"] == "check")
+    assert (check["half"], check["deciding_keys"], check["deciding_holes"]) == ("marks", ["black"], [])
+    row = s.flow.game.rows[0]
+    assert (row.guess_state, row.marks_state) == (RowState.READ, RowState.CHECK)
+    s.ev("arbiter", action="confirm_row", game=1, row=1, black=1, white=1)
+    assert s.flow.checks() == () and "mismark" not in whats(s)
+
+
 def test_a_low_trust_board_is_shown_but_never_accused_from():
     s = FlowScript()
     start(s)
