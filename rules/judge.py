@@ -22,6 +22,13 @@ marks (every row is evidence, even rows after an all-black mark) and which
 single rows could be wrong. Such a verdict is never ``final``: it says which
 of its keys showing the secret can still change (``reveal_can_change``).
 
+A row the camera read only within bounds (a doubtful hole, a count known
+as a range) is judged over every completion (:mod:`pegwatch.rules.bounded`):
+it counts as mis-marked only when every completion disagrees with its
+marks; one that may go either way is listed in ``unsure_rows`` when it can
+change the result. Without the secret such rows join the consistency check
+(:mod:`pegwatch.rules.bounded_consistency`).
+
 A record with more distinct colours than its variant has is bad input
 (:class:`~pegwatch.rules.legality.ColourCountError`), not a game to judge.
 """
