@@ -78,20 +78,48 @@ def _seat_order(a: str, b: str, ledger: Ledger, rank: dict[str, int]) -> tuple[s
     return (a, b) if key(a) <= key(b) else (b, a)
 
 
+#: Pairs further apart than this in the standings (and from the Dutch
+#: partner) are left out of the first, sparse matching; a large Swiss would
+#: otherwise hand the blossom algorithm every pair of hundreds of players.
+NEAR = 24
+
+
+def _candidates(n: int, group_of: list[tuple[int, int]], *, near: int | None) -> set[tuple[int, int]]:
+    """Pairs (i < j) of standings positions the matching may use; all when ``near`` is None."""
+    if near is None or n <= 2 * near:
+        return {(i, j) for i in range(n) for j in range(i + 1, n)}
+    pairs: set[tuple[int, int]] = set()
+    for i in range(n):
+        pairs.update((i, j) for j in range(i + 1, min(n, i + near + 1)))
+        start, size = group_of[i]
+        g = i - start
+        if g < size // 2:
+            partner = start + g + size // 2
+            low, high = max(i + 1, partner - near // 2), min(start + size, partner + near // 2 + 1)
+            pairs.update((i, j) for j in range(low, high))
+    return pairs
+
+
 def swiss_pairs(players: list[str], ledger: Ledger) -> tuple[list[tuple[str, str]], str | None]:
     """Pairs (in seat order, top boards first) and the player with the bye.
 
     ``players`` are in standings order; the cost levels are in the module's
-    docstring."""
+    docstring. The near pairs are matched first; when they cannot pair
+    everyone without a rematch or a second bye, every pair is offered, so
+    those two are avoided whenever they can be."""
     n = len(players)
     if n < 2:
         return [], (players[0] if players else None)
     rank = {p: i for i, p in enumerate(players)}
     quarter = {p: round(ledger.score[p] * 4) for p in players}
-    group_pos: dict[str, tuple[int, int]] = {}
-    for p in players:
-        same = [q for q in players if quarter[q] == quarter[p]]
-        group_pos[p] = (same.index(p), len(same))
+    group_of: list[tuple[int, int]] = []  # (start, size) of each position's score group
+    start = 0
+    while start < n:
+        end = start
+        while end < n and quarter[players[end]] == quarter[players[start]]:
+            end += 1
+        group_of.extend([(start, end - start)] * (end - start))
+        start = end
     bye = n  # the bye's node
     nodes = n + n % 2
     edges = nodes // 2
@@ -104,30 +132,36 @@ def swiss_pairs(players: list[str], ledger: Ledger) -> tuple[list[tuple[str, str
         mult.append(below + 1)
         below += mult[-1] * top * edges
     ceiling = below + 1
+    wish = {p: _seat_wish(p, ledger) for p in players}
 
-    def cost(i: int, j: int) -> int:
+    def levels(i: int, j: int) -> tuple[int, int, int, int, int]:
         if j == bye:
             p = players[i]
-            levels = (0, 0, quarter[p] ** 2, int(ledger.had_pairing_bye(p)), 0)
-        else:
-            p, q = players[i], players[j]
-            (gp, size), (gq, _) = group_pos[p], group_pos[q]
-            dutch = abs(abs(gp - gq) - size // 2) if quarter[p] == quarter[q] else 0
-            wp, wq = _seat_wish(p, ledger), _seat_wish(q, ledger)
-            clash = int(wp != 0 and wp == wq)
-            levels = (dutch, clash, (quarter[p] - quarter[q]) ** 2, 0, int(q in ledger.met[p]))
-        return sum(m * c for m, c in zip(mult, levels, strict=True))
+            return (0, 0, quarter[p] ** 2, int(ledger.had_pairing_bye(p)), 0)
+        p, q = players[i], players[j]
+        (sp, size), (sq, _) = group_of[i], group_of[j]
+        dutch = abs(abs((i - sp) - (j - sq)) - size // 2) if sp == sq else 0
+        clash = int(wish[p] != 0 and wish[p] == wish[q])
+        return (dutch, clash, (quarter[p] - quarter[q]) ** 2, 0, int(q in ledger.met[p]))
 
-    graph: nx.Graph[int] = nx.Graph()
-    graph.add_nodes_from(range(nodes))
-    for i in range(nodes):
-        for j in range(i + 1, nodes):
-            graph.add_edge(i, j, weight=ceiling - cost(i, j))
-    matching = nx.max_weight_matching(graph, maxcardinality=True)
+    def match(near: int | None) -> tuple[set[tuple[int, int]], bool]:
+        graph: nx.Graph[int] = nx.Graph()
+        graph.add_nodes_from(range(nodes))
+        for i, j in _candidates(n, group_of, near=near):
+            graph.add_edge(i, j, weight=ceiling - sum(m * c for m, c in zip(mult, levels(i, j), strict=True)))
+        if n % 2:
+            for i in range(n):
+                graph.add_edge(i, bye, weight=ceiling - sum(m * c for m, c in zip(mult, levels(i, bye), strict=True)))
+        found = {(min(i, j), max(i, j)) for i, j in nx.max_weight_matching(graph, maxcardinality=True)}
+        clean = len(found) == edges and not any(levels(i, j)[3] or levels(i, j)[4] for i, j in found)
+        return found, clean
+
+    matching, clean = match(NEAR)
+    if not clean:
+        matching, _ = match(None)
     pairs: list[tuple[str, str]] = []
     bye_player: str | None = None
-    for i, j in matching:
-        i, j = min(i, j), max(i, j)
+    for i, j in sorted(matching):
         if j == bye:
             bye_player = players[i]
         else:
