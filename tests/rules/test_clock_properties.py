@@ -63,6 +63,7 @@ class Ref:
     freeze: bool
     skip: bool
     debounce: int = 0
+    readings: ClockReadings = field(default_factory=ClockReadings)
     last_accept: dict[int, int] = field(default_factory=dict)
     players: list[RefPlayer] = field(default_factory=list)
     started: bool = False
@@ -97,18 +98,26 @@ class Ref:
         """Charge one nanosecond to the running player."""
         i = self.on_move
         p = self.players[i]
-        stage = self.controls[i].stages[p.turn_stage]
+        tc = self.controls[i]
+        stage = tc.stages[p.turn_stage]
         self.now += 1
         self.running_units += 1
         p.used += 1
-        in_delay = stage.delay_kind is DelayKind.US and p.turn_used < stage.delay_ns
+        in_delay = self.delay_first(stage) and p.turn_used < stage.delay_ns
         p.turn_used += 1
-        if p.flag_at is None and not in_delay:
+        if tc.mode is ControlMode.COUNT_UP:
+            p.main += 1
+        elif p.flag_at is None and not in_delay:
             if p.overtime:
                 p.period_left -= 1
             else:
                 p.main -= 1
+                if tc.mode is ControlMode.HOURGLASS:
+                    self.players[1 - i].main += 1
         self.resolve()
+
+    def delay_first(self, stage: Stage) -> bool:
+        return stage.delay_kind is DelayKind.US or self.readings.bronstein is BronsteinCount.DGT
 
     def resolve(self) -> None:
         """Let whatever is due now happen: a stage added, overtime, a flag."""
@@ -119,15 +128,25 @@ class Ref:
             stage = tc.stages[p.turn_stage]
             if p.flag_at is not None:
                 return
-            if stage.delay_kind is DelayKind.US and p.turn_used < stage.delay_ns:
+            if tc.mode is ControlMode.COUNT_UP:
+                return
+            if self.delay_first(stage) and p.turn_used < stage.delay_ns:
                 return
             ot = tc.overtime
             if not p.overtime:
                 if p.main > 0:
                     return
                 if tc.advance is StageAdvance.FLAG and p.stage + 1 < len(tc.stages):
+                    ended = p.stage
                     p.stage += 1
                     p.main = tc.stages[p.stage].time_ns
+                    if self.readings.stage_at_flag is StageAddAtFlag.BOTH:
+                        for j, q in enumerate(self.players):
+                            tj = self.controls[j]
+                            if (j != i and q.stage == ended and tj.advance is StageAdvance.FLAG
+                                    and ended + 1 < len(tj.stages)):
+                                q.stage = q.turn_stage = ended + 1
+                                q.main += tj.stages[ended + 1].time_ns
                     continue
                 if ot is not None:
                     p.overtime = True
@@ -186,7 +205,7 @@ class Ref:
         p.moves += 1
         if p.flag_at is None:
             if not p.overtime:
-                if delay_stage.delay_kind is DelayKind.BRONSTEIN:
+                if delay_stage.delay_kind is DelayKind.BRONSTEIN and not self.delay_first(delay_stage):
                     p.main += min(delay_stage.delay_ns, p.turn_used)
                 p.main += stage.increment_ns
                 if tc.advance is StageAdvance.MOVES:
@@ -228,10 +247,24 @@ class Ref:
                 self.paused = True
 
     def remaining(self) -> tuple[int, ...]:
-        return tuple(
-            0 if p.flag_at is not None else (p.period_left if p.overtime else p.main)
-            for p in self.players
-        )
+        out = []
+        for i, p in enumerate(self.players):
+            stage = self.controls[i].stages[p.turn_stage]
+            if p.flag_at is not None:
+                out.append(0)
+            elif p.overtime:
+                out.append(p.period_left)
+            elif (self.readings.bronstein is BronsteinCount.DGT and stage.delay_ns
+                  and stage.delay_kind is DelayKind.BRONSTEIN and self.running_or_paused
+                  and self.on_move == i):
+                out.append(p.main + max(0, stage.delay_ns - p.turn_used))
+            else:
+                out.append(p.main)
+        return tuple(out)
+
+    @property
+    def running_or_paused(self) -> bool:
+        return self.started and not self.finished
 
 
 # ----------------------------------------------------------------------
@@ -285,12 +318,14 @@ def outcome_time(who: int) -> int:
     return 4 * who
 
 
-def run_both(tcs, freeze, skip, start_player, script, views, debounce=0):
-    clock = Clock(tcs, debounce_ns=debounce, freeze_at_flag=freeze, skip_flagged=skip)
+def run_both(tcs, freeze, skip, start_player, script, views, debounce=0, readings=None):
+    readings = readings or ClockReadings()
+    clock = Clock(tcs, debounce_ns=debounce, freeze_at_flag=freeze, skip_flagged=skip,
+                  readings=readings)
     effective: list[tuple[str, int, int, PressOutcome | None, int]] = []
 
     def rebuild(eff):
-        ref = Ref(list(tcs), freeze, skip, debounce)
+        ref = Ref(list(tcs), freeze, skip, debounce, readings)
         ref.now = T0
         for kind, player, at, outcome, extra in eff:
             ref.advance_to(at)
@@ -306,7 +341,7 @@ def run_both(tcs, freeze, skip, start_player, script, views, debounce=0):
                 ref.adjust(player, extra, 2 * player)
         return ref
 
-    ref = Ref(list(tcs), freeze, skip, debounce)
+    ref = Ref(list(tcs), freeze, skip, debounce, readings)
     ref.now = T0
     clock.start(start_player, T0)
     ref.started, ref.on_move = True, start_player
@@ -688,3 +723,30 @@ def test_no_press_creates_time(first, second, readings, freeze, script) -> None:
                     checked_flags.add(i)
         if view.count_up[0] and view.count_up[1]:
             assert not view.flags
+
+
+@st.composite
+def model_controls(draw: st.DrawFn) -> list[TimeControl]:
+    """Two to four controls of any kind: count-down, count-up, or a pair of hourglasses."""
+    if draw(st.integers(min_value=0, max_value=4)) == 0:
+        return [TimeControl.hourglass(draw(durations)), TimeControl.hourglass(draw(durations))]
+    n = draw(st.integers(min_value=2, max_value=4))
+    count_up = st.integers(min_value=0, max_value=25).map(TimeControl.count_up)
+    return [draw(controls() | count_up) for _ in range(n)]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tcs=model_controls(),
+    readings=readings_strategy,
+    freeze=st.booleans(),
+    skip=st.booleans(),
+    start_player=st.integers(min_value=0, max_value=3),
+    script=actions,
+    views=st.lists(st.integers(min_value=0, max_value=40), max_size=2),
+)
+def test_readings_and_modes_match_the_tick_by_tick_model(
+    tcs, readings, freeze, skip, start_player, script, views
+) -> None:
+    """The DGT readings, count-up and hourglass against the one-nanosecond model too."""
+    run_both(tcs, freeze, skip, start_player % len(tcs), script, views, 0, readings)
