@@ -100,7 +100,9 @@ class Penalty:
             what = f"{self.points or 0:g} VP docked"
         else:
             what = "warning" if self.kind is PenaltyKind.WARNING else "loss of the game"
-        why = f" ({self.why})" if self.why else ""
+        # One line whatever was typed: a reason may hold line breaks.
+        reason = " ".join(self.why.split())
+        why = f" ({reason})" if reason else ""
         return f"{where}{self.player}: {what}, by the {self.by}{why}"
 
     def to_json(self) -> dict[str, object]:
