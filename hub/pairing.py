@@ -100,7 +100,9 @@ def _candidates(n: int, group_of: list[tuple[int, int]], *, near: int | None) ->
     return pairs
 
 
-def swiss_pairs(players: list[str], ledger: Ledger) -> tuple[list[tuple[str, str]], str | None]:
+def swiss_pairs(
+    players: list[str], ledger: Ledger, *, near: int | None = NEAR
+) -> tuple[list[tuple[str, str]], str | None]:
     """Pairs (in seat order, top boards first) and the player with the bye.
 
     ``players`` are in standings order; the cost levels are in the module's
@@ -156,8 +158,8 @@ def swiss_pairs(players: list[str], ledger: Ledger) -> tuple[list[tuple[str, str
         clean = len(found) == edges and not any(levels(i, j)[3] or levels(i, j)[4] for i, j in found)
         return found, clean
 
-    matching, clean = match(NEAR)
-    if not clean:
+    matching, clean = match(near)
+    if not clean and near is not None:
         matching, _ = match(None)
     pairs: list[tuple[str, str]] = []
     bye_player: str | None = None

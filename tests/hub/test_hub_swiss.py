@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from pegwatch.hub.ledger import build_ledger
 from pegwatch.hub.model import Bye, Format, Pairing, Result, Round
-from pegwatch.hub.pairing import next_round, pair_next_round
+from pegwatch.hub.pairing import next_round, pair_next_round, swiss_pairs
 from pegwatch.hub.standings import standings
 
 BOTH_FAIL = ((13,), (13,))
@@ -66,6 +66,22 @@ def test_swiss_pairs_everyone_once_and_avoids_what_it_can(n, rounds, seed):
     # No rematch while one is avoidable; then no second bye while one is avoidable.
     assert _faults(ours, ledger) == best
     assert next_round(t) == rnd  # deterministic
+
+
+@settings(max_examples=5, deadline=None)
+@given(n=st.integers(49, 56), rounds=st.integers(3, 5), seed=st.integers(0, 2**32))
+def test_the_near_pairs_avoid_as_much_as_every_pair(n, rounds, seed):
+    # Above 2 x NEAR players the matching first offers only near pairs; it
+    # must still avoid every rematch and second bye the complete graph avoids.
+    t = _history(n, rounds, seed)
+    ledger = build_ledger(t)
+    order = standings(t).order()
+    near, near_bye = swiss_pairs(order, ledger)
+    full, full_bye = swiss_pairs(order, ledger, near=None)
+    def faults(pairs, bye):
+        return _faults([*pairs, *([(bye, None)] if bye else [])], ledger)
+    assert faults(near, near_bye) == faults(full, full_bye)
+    assert sorted([p for pair in near for p in pair] + ([near_bye] if near_bye else [])) == sorted(order)
 
 
 def test_score_groups_pair_within_themselves():
