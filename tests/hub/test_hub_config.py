@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hub_testkit import CONNECTION_4
@@ -128,3 +129,13 @@ def test_bad_input_is_one_line_naming_the_file_and_key(text, message):
     assert "\n" not in shown
     assert shown.startswith(message), shown
     assert isinstance(caught.value, BadInput)
+
+
+def test_the_example_in_docs_reads():
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "hall.md").read_text(encoding="utf-8")
+    example = doc.split("```toml\n", 1)[1].split("```", 1)[0]
+    t = parse_hub(example, source="docs/hall.md")
+    assert [p.id for p in t.players] == ["ada", "bob", "cy"]
+    # ada won (5 attempts against 13), cy had the bye: both on 1, level on every tie-break.
+    assert [(r.player, r.rank, r.shared) for r in standings(t).rows][:2] == [("ada", 1, True), ("cy", 1, True)]
+    assert parse_hub(format_hub(t)) == t
