@@ -163,13 +163,16 @@ def _share(
 ) -> ClockState:
     """What player *i*'s running does to the others: hourglass time, stages added to both."""
     tc = setup.controls[i]
+    both = bool(expiries) and setup.readings.stage_at_flag is StageAddAtFlag.BOTH
+    if tc.mode is not ControlMode.HOURGLASS and not both:
+        return state  # the common case: nothing to share, nothing copied
     players = state.players
     if tc.mode is ControlMode.HOURGLASS and before.flag_at is None:
         gained = players[i].used_ns - before.used_ns
         if gained:
             j = (i + 1) % setup.players
             players = put(players, j, replace(players[j], main_ns=players[j].main_ns + gained))
-    if expiries and setup.readings.stage_at_flag is StageAddAtFlag.BOTH:
+    if both:
         for e in expiries:
             for j, q in enumerate(players):
                 tj = setup.controls[j]
@@ -303,7 +306,7 @@ def accept(setup: ClockSetup, state: ClockState, i: int, at: int) -> ClockState:
             else:
                 p = replace(p, block_moves=block)
     # No increment, delay or period reset once the flag has fallen.
-    p = begin_turn(replace(p, moves=moves))
+    p = replace(p, moves=moves, turn_used_ns=0, turn_stage=p.stage)  # begin_turn, one copy
     players = put(state.players, i, p)
     state = replace(state, players=players, last_accept_ns=put(state.last_accept_ns, i, at))
     nxt = next_player(setup, state, i)
