@@ -34,8 +34,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pegwatch.rules.clock import ClockError, ClockEvent
 from pegwatch.rules.errors import BadInput
@@ -56,8 +55,8 @@ RULING = "ruling"
 RULING_ACTIONS = ("undo", "set", "penalty", "preset")
 
 
-@dataclass(frozen=True)
-class _Entry:
+class _Entry(NamedTuple):
+    # A tuple, not a frozen dataclass: one is made for every event, on the press path.
     kind: str
     payload: Mapping[str, Any]
     at_ns: int
@@ -114,7 +113,7 @@ class FlowLog:
                 and (id(clock.clock), len(clock.events)) != mark
                 and not any(isinstance(v, Flag) for v in out.verdicts)
             )
-            self.entries.append(_Entry(kind, dict(payload), at_ns, taken))
+            self.entries.append(_Entry(kind, payload, at_ns, taken))
         return out
 
     def _ruling(self, payload: Mapping[str, Any], at_ns: int) -> Outcome:
