@@ -275,6 +275,7 @@ class _RowScorer:
         unfitted = np.ones(n, dtype=bool)
         left = n
         surely = np.arange(n) if len(self.pairs) == 1 else np.arange(0)
+        first = True
         for values in itertools.product(*self.domains):
             if _INCOMPLETE in values:
                 may[:] = True  # an incomplete row's marks say nothing
@@ -282,6 +283,15 @@ class _RowScorer:
                 continue
             if left:
                 agree = scorer.agree(*scorer._scores(values), self.pairs) & unfitted
+                if first and surely.size:
+                    # Every code is still in both sets: one scoring serves both.
+                    surely = np.flatnonzero(agree)
+                    first = False
+                    may[agree] = True
+                    unfitted &= ~agree
+                    left = int(np.count_nonzero(unfitted))
+                    continue
+                first = False
                 may[ids[agree]] = True
                 unfitted &= ~agree
                 left = int(np.count_nonzero(unfitted))
