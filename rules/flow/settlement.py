@@ -61,6 +61,14 @@ class Settlement(FlowCore):
         try:
             check_guess(row.guess, self.variant, colours_seen=seen, what=f"row {row_no}")
         except IllegalGuessError as exc:
+            if row.low_trust:
+                # Never reported from a board read with low trust: the arbiter looks.
+                g.rows[row_no - 1] = replace(row, guess_state=RowState.CHECK)
+                return Outcome(
+                    verdicts=(Check(g.number, row_no, "guess", "low trust"),),
+                    lines=(f"game {g.number} row {row_no}: the guess looks illegal ({exc}), but the "
+                           f"board was read with low trust: nothing is reported; CHECK ROW {row_no}",),
+                )
             seat = g.codebreaker
             name = self.players[seat]
             if known is None:

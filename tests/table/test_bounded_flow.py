@@ -161,6 +161,17 @@ def test_a_low_trust_board_is_shown_but_never_accused_from():
     assert [v["row"] for v in s.verdicts if v["what"] == "mismark"] == [1]
 
 
+def test_an_illegal_looking_guess_on_a_low_trust_board_is_not_reported():
+    s = FlowScript()
+    start(s)
+    s.ev("press", player=1)
+    incomplete = ["red", "empty", "green", "green"]
+    s.ev("reading", game=1, row=1, phase="guess", guess=incomplete, status="ok", trust="low")
+    assert "illegal" not in whats(s) and s.flow.checks() == (1,)
+    s.ev("arbiter", action="confirm_row", game=1, row=1, guess=incomplete)
+    assert whats(s).count("illegal") == 1
+
+
 def test_without_the_secret_bounded_rows_join_the_consistency_check():
     """Row 1 red ? green green marked 0/0 says the code has no red (hole 1
     is red in every reading); row 2 red red red red marked 1/0 says it has
