@@ -62,6 +62,9 @@ class _Entry(NamedTuple):
     at_ns: int
     #: A press the flow's clock took: what an undo takes back.
     press_taken: bool = False
+    #: The flow ignored it (a press by the player not on move, ...): a rebuild
+    #: leaves it out rather than judge it again (after an undo it could count).
+    ignored: bool = False
 
 
 class FlowLog:
@@ -113,14 +116,15 @@ class FlowLog:
                 and (id(clock.clock), len(clock.events)) != mark
                 and not any(isinstance(v, Flag) for v in out.verdicts)
             )
-            self.entries.append(_Entry(kind, payload, at_ns, taken))
+            self.entries.append(_Entry(kind, payload, at_ns, taken, out.ignored is not None))
         return out
 
     def _ruling(self, payload: Mapping[str, Any], at_ns: int) -> Outcome:
         action = payload.get("action")
         by = str(payload.get("by", "arbiter"))
         why = str(payload.get("why", ""))
-        said = f"by the {by}" + (f" ({why})" if why else "")
+        reason = " ".join(why.split())  # one line, whatever was typed
+        said = f"by the {by}" + (f" ({reason})" if reason else "")
         if action == "undo":
             return self._undo(said)
         at_ns = max(at_ns, self.flow.last_ns)
@@ -149,9 +153,12 @@ class FlowLog:
         return Outcome(lines=(f"arbiter: {name}'s press undone {said}",))
 
     def _rebuild(self, factory: ClockFactory, entries: list[_Entry]) -> None:
-        """The flow again from *entries* (each applied as it was; one refused now is dropped)."""
+        """The flow again from *entries*: those the flow took, each applied as it was
+        (one refused now is dropped); those it ignored are not judged again."""
         log = FlowLog(self.make_flow(factory), self.make_flow)
         for entry in entries:
+            if entry.ignored:
+                continue
             try:
                 log.apply(entry.kind, entry.payload, entry.at_ns)
             except (FlowError, BadInput) as exc:

@@ -355,3 +355,17 @@ def test_undo_after_a_restart_keeps_the_restart_pause(tmp_path, mock_factory, fa
         assert reopened(t).flow.remaining_ns(t.cont()) == {0: left[0], 1: left[1]}
     finally:
         t.close()
+
+
+def test_an_ignored_press_after_the_mis_press_stays_ignored(table, drive, fake_time):
+    t = table
+    start_and_guess(t, drive, fake_time)
+    fake_time.advance_s(2)
+    tap(t, drive, fake_time, MAKER)  # the mis-press: Bob's clock runs
+    fake_time.advance_s(2)
+    tap(t, drive, fake_time, MAKER)  # Alice again: ignored, Bob is on move
+    t.program.ruling("undo", why="mis-press")
+    t.step()
+    # Undone: Alice is on move; her second press is not judged again.
+    assert t.flow.phase is Phase.MARKS and t.running_seat() == 0
+    assert reopened(t).flow.phase is Phase.MARKS
