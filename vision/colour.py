@@ -164,6 +164,10 @@ def _normal_quantile(p: float) -> float:
 #: the acceptance test) and its posterior is below MIN_CANDIDATE_POSTERIOR.
 RULE_OUT_ALPHA = 1e-9
 MIN_CANDIDATE_POSTERIOR = 1e-4
+#: ... nor when it is within this many times the Mahalanobis distance of the
+#: nearest class: a peg between two colours (or a colour the light has
+#: moved) keeps both.
+FAR_FACTOR = 2.0
 
 
 @dataclass(frozen=True)
@@ -381,12 +385,13 @@ class ColourModel:
         """Per sample (rows of ``d2``), the classes it may belong to, with their posteriors, best first.
 
         A class is ruled out only when the sample lies beyond the
-        ``RULE_OUT_ALPHA`` tail of it and its posterior is negligible: far
-        beyond the acceptance test, so that a colour is dropped only when it
-        is plainly not there. A sample outside the acceptance region of
-        every class (a finger, a sleeve) rules nothing out: its entry is
-        empty, meaning "anything". Classes never learned (``counts`` 0) are
-        never ruled out.
+        ``RULE_OUT_ALPHA`` tail of it, more than ``FAR_FACTOR`` times as far
+        (Mahalanobis) as the nearest class, and its posterior is negligible:
+        a colour is dropped only when it is plainly not there. A sample
+        beyond that tail of every class (a finger, a sleeve, a colour the
+        table never learned) rules nothing out: its entry is empty, meaning
+        "anything". Classes never learned (``counts`` 0) are never ruled
+        out.
         """
         logdet: FloatArray = self._logdet  # type: ignore[attr-defined]
         x = np.asarray(d2, dtype=np.float64).reshape(-1, len(self.names))
@@ -400,10 +405,11 @@ class ColourModel:
         out: list[tuple[tuple[str, float], ...]] = []
         for i in range(len(x)):
             best = int(np.argmin(nll[i]))
-            if x[i, best] > self.reject_distance2:
+            if x[i, best] > loose:
                 out.append(())
                 continue
-            keep = mask & ((x[i] <= loose) | (p[i] >= MIN_CANDIDATE_POSTERIOR) | unlearned)
+            near = x[i] <= max(loose, FAR_FACTOR**2 * x[i, best])
+            keep = mask & (near | (p[i] >= MIN_CANDIDATE_POSTERIOR) | unlearned)
             order = sorted(np.flatnonzero(keep), key=lambda k: -p[i, k])
             out.append(tuple((self.names[k], float(p[i, k])) for k in order))
         return out

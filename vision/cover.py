@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.vision.cells import CellLayout, min_pitch
+from pegwatch.vision.cells import PEG_REACH_MM, CellLayout, min_pitch
 from pegwatch.vision.profile import BoardProfile
 
 FloatArray = NDArray[np.float64]
@@ -71,11 +71,14 @@ MIX_RESIDUAL = 0.08
 class CellFlags:
     """Per cell: ``odd`` (not bare plastic: another colour, far too dark or
     bright, or an edge across it), ``shaded`` (odd, but with the plastic's
-    own chroma: a shadow or an edge of one) and ``plastic`` (bare plastic,
-    possibly in a soft shadow: used for local shading)."""
+    own chroma: a shadow or an edge of one), ``edge`` (odd only for an edge
+    across it or a step to its neighbour: the plastic's chroma and a
+    brightness light can give it) and ``plastic`` (bare plastic, possibly
+    in a soft shadow: used for local shading)."""
 
     odd: BoolArray
     shaded: BoolArray
+    edge: BoolArray
     plastic: BoolArray
 
 
@@ -102,7 +105,8 @@ def cell_flags(
         odd[b[step & ~darker_a]] = True
     odd &= ~layout.shield_inner
     shaded = odd & (chroma <= PLASTIC_CHROMA_RATIO) & (grey <= hi)
-    return CellFlags(odd=odd, shaded=shaded, plastic=~odd & ~layout.shield_inner)
+    edge = odd & (chroma <= PLASTIC_CHROMA_RATIO) & (grey >= lo) & (grey <= hi)
+    return CellFlags(odd=odd, shaded=shaded, edge=edge, plastic=~odd & ~layout.shield_inner)
 
 
 class CoverGraph:
@@ -164,6 +168,17 @@ class CoverGraph:
         self._pair_cell = np.array(pc, dtype=np.intp)
         self._pair_hole = np.array(ph, dtype=np.intp)
         self._pair_side = np.array(ps, dtype=np.intp)
+        self._pair_vec = cells[self._pair_cell] - pts[nc + self._pair_hole] if pc else np.zeros((0, 2))
+        # The cells a peg's shade may reach.
+        code_r = profile.code_hole_diameter_mm / 2
+        key_r = profile.key_hole_diameter_mm / 2
+        radii = np.array([code_r] * self.n_code + [key_r] * self.n_keys)
+        self._pair_reach = radii[self._pair_hole] + layout.half_mm * np.sqrt(2.0)
+        self.shaded_by = (dist[:nc, nc:] - radii[None, :] - layout.half_mm) <= PEG_REACH_MM
+        # Holes beside an unreadable hole under a cover: the object's edge
+        # may lie on them.
+        self._hole_next = dist[nc:, nc:] <= 1.6 * pitch
+        np.fill_diagonal(self._hole_next, False)
         # A hole is occluded when a cover lies within reach of it. A
         # fingertip may cover a hole and stop short of the cells beside it
         # (they are a row step apart): so the reach is the diagonal to the
@@ -186,23 +201,36 @@ class CoverGraph:
         cell_linear: FloatArray | None = None,
         hole_linear: FloatArray | None = None,
         plastic: FloatArray | None = None,
+        lean: FloatArray | None = None,
+        edge: BoolArray | None = None,
+        bare: BoolArray | None = None,
     ) -> Cover:
         """The covers among ``odd`` cells and unreadable holes.
 
-        An odd cell beside a hole that holds a peg (``code_pegs``/
-        ``key_pegs``: read as a peg, or unreadable) is explained by it when
-        it lies on the side of it where the board's pegs cast their shadows
-        and lean in perspective, and looks like that: ``shaded`` (the
-        plastic's chroma, only darker, or an edge across it), or a shaded
-        mix of the plastic and the peg's own colour (``cell_linear``,
-        ``hole_linear``, ``plastic``: normalised linear BGR). Which side that
-        is comes from the board itself: at least MIN_SHADOW_PAIRS odd cells
-        beside pegs, nearly all on one side. A hand has odd cells on both
-        sides of the holes it covers; nothing is explained by a peg then.
+        An odd cell is explained when it is ``shaded`` (the plastic's
+        chroma, only darker, or an edge across it) within a peg's reach of a
+        hole that holds a peg (``code_pegs``/``key_pegs``: read as a peg, or
+        unreadable), or around the shield: shadows, and the light a solid
+        keeps from the plastic around it. A cell beside a peg that is a
+        shaded mix of the plastic and that peg's colour (``cell_linear``,
+        ``hole_linear``, ``plastic``: normalised linear BGR) is the peg's
+        side seen in perspective, and is explained when it lies on the side
+        where the board's pegs lean: at least MIN_SHADOW_PAIRS such cells,
+        nearly all on one side of their pegs (a hand covers both sides of
+        the holes under it). When the camera's pose is known, ``lean`` says
+        it outright: per hole (code then key holes), where the top of a
+        peg's head appears on the board plane relative to the hole (mm); a
+        mix cell is then explained when it lies that way, within the head's
+        reach.
 
         An object is a cover when it holds at least one odd cell no peg
-        explains: a row of peg shadows alone is not one, the same shadows
-        beside a sleeve are part of it.
+        explains and that is not only an ``edge`` (a shadow's edge crossing a
+        cell, a step in the light): a row of peg shadows alone is not one,
+        the same shadows beside a sleeve are part of it.
+
+        The holes within reach of a cover are occluded, except those read
+        confidently as empty (``bare``, code then key holes): a dark
+        opening ringed by bare plastic is seen, not hidden.
         """
         nc = self.n_cells
         zeros_c = np.zeros(self.n_code, dtype=bool)
@@ -210,10 +238,11 @@ class CoverGraph:
         code_u = zeros_c if code_unread is None else code_unread
         key_u = zeros_k if key_unread is None else key_unread
         pegs = np.concatenate([zeros_c if code_pegs is None else code_pegs, zeros_k if key_pegs is None else key_pegs])
-        explained = self._explained(odd, shaded, pegs, cell_linear, hole_linear, plastic)
+        explained = self._explained(odd, shaded, pegs, cell_linear, hole_linear, plastic, lean)
         active = np.concatenate([odd, code_u, key_u])
         covered = np.zeros(len(active), dtype=bool)
-        foreign = odd & ~explained
+        # An edge alone (a shadow's, a peg's) starts no cover; it may carry one.
+        foreign = odd & ~explained & (np.zeros(nc, dtype=bool) if edge is None else ~edge)
         if foreign.any():
             ids = np.flatnonzero(active)
             sub_foreign = np.zeros(len(ids), dtype=bool)
@@ -225,6 +254,12 @@ class CoverGraph:
                     covered[ids[comp]] = True
         cov_cells = covered[:nc]
         near_cover = self.reach[:, cov_cells].any(axis=1) if cov_cells.any() else np.zeros(len(self.reach), dtype=bool)
+        if covered[nc:].any():
+            near_cover = near_cover | self._hole_next[:, covered[nc:]].any(axis=1)
+        if bare is not None:
+            # A hole read as bare (a dark opening ringed by plastic) is seen,
+            # not under anything: nothing over it looks like that.
+            near_cover = near_cover & ~bare
         holes = covered[nc:] | near_cover
         code = holes[: self.n_code]
         keys = holes[self.n_code :]
@@ -242,36 +277,49 @@ class CoverGraph:
         cell_linear: FloatArray | None,
         hole_linear: FloatArray | None,
         plastic: FloatArray | None,
+        lean: FloatArray | None = None,
     ) -> BoolArray:
-        """Odd cells that the pegs beside them explain (see :meth:`find`)."""
+        """Odd cells that the pegs beside them (or the shield) explain (see :meth:`find`)."""
         out = np.zeros(len(odd), dtype=bool)
-        cand = odd[self._pair_cell] & pegs[self._pair_hole]
-        if not cand.any():
-            return out
-        looks = np.zeros(len(cand), dtype=bool)
         if shaded is not None:
-            looks |= shaded[self._pair_cell]
-        if cell_linear is not None and hole_linear is not None and plastic is not None:
-            idx = np.flatnonzero(cand & ~looks)
-            if len(idx):
-                looks[idx] = _mixes(cell_linear[self._pair_cell[idx]], hole_linear[self._pair_hole[idx]], plastic)
+            # Shade: a peg's cast shadow, and the light its body keeps from
+            # the plastic around it, fall on every side under soft light; the
+            # shield, a solid too, shades the plastic around it.
+            near_peg = self.shaded_by[:, pegs].any(axis=1) if pegs.any() else np.zeros(len(odd), dtype=bool)
+            out |= odd & shaded & (near_peg | self.layout.shield_outer)
+        cand = odd[self._pair_cell] & pegs[self._pair_hole] & ~out[self._pair_cell]
+        if not cand.any() or cell_linear is None or hole_linear is None or plastic is None:
+            return out
+        # A peg's side, seen in perspective: its colour mixed with the
+        # plastic's, on the side where every peg leans.
+        idx = np.flatnonzero(cand)
+        looks = np.zeros(len(cand), dtype=bool)
+        looks[idx] = _mixes(cell_linear[self._pair_cell[idx]], hole_linear[self._pair_hole[idx]], plastic)
         cand &= looks
+        if lean is not None:
+            toward = lean[self._pair_hole]
+            along = np.sum(self._pair_vec * toward, axis=1)
+            dist = np.linalg.norm(self._pair_vec, axis=1)
+            out[self._pair_cell[cand & (along > 0) & (dist <= self._pair_reach + np.linalg.norm(toward, axis=1))]] = True
+            return out
         plus = int(np.sum(cand & (self._pair_side > 0)))
         minus = int(np.sum(cand & (self._pair_side < 0)))
         side = 1 if plus >= minus else -1
         lead, other = max(plus, minus), min(plus, minus)
-        if lead < MIN_SHADOW_PAIRS or lead < SHADOW_SIDE_RATIO * other:
-            return out
-        out[self._pair_cell[cand & (self._pair_side == side)]] = True
+        if lead >= MIN_SHADOW_PAIRS and lead >= SHADOW_SIDE_RATIO * other:
+            out[self._pair_cell[cand & (self._pair_side == side)]] = True
         return out
 
 
 def _mixes(cells: FloatArray, pegs: FloatArray, plastic: FloatArray) -> BoolArray:
     """Per row: is the cell's colour a shaded mix of the peg's and the plastic's?
 
-    Least squares of the cell on the two colours (linear light, both
-    weights at least 0); the cell is a mix when what is left is small
-    against the cell itself.
+    Under one light every mix of two pigments lies in the plane their
+    colours span (linear light). The peg's colour here is its hole's
+    sample, itself a mix when the head leans off the hole, so the cell may
+    hold more of the peg than the hole does: the plastic's weight may be
+    negative, the peg's may not. The cell is a mix when the least-squares
+    fit leaves less than MIX_RESIDUAL of it unexplained.
     """
     base = np.broadcast_to(np.asarray(plastic, dtype=np.float64), cells.shape)
     a11 = np.sum(pegs * pegs, axis=1)
@@ -283,21 +331,9 @@ def _mixes(cells: FloatArray, pegs: FloatArray, plastic: FloatArray) -> BoolArra
     safe = np.abs(det) > 1e-12
     w1 = np.where(safe, (a22 * b1 - a12 * b2) / np.where(safe, det, 1.0), 0.0)
     w2 = np.where(safe, (a11 * b2 - a12 * b1) / np.where(safe, det, 1.0), 0.0)
-    # A negative weight: the best mix is one colour alone.
-    only_peg = np.maximum(b1 / np.maximum(a11, 1e-12), 0.0)
-    only_base = np.maximum(b2 / np.maximum(a22, 1e-12), 0.0)
-    fit = np.where((w1 >= 0) & (w2 >= 0), 0, 1)
-    pred = np.where(
-        (fit == 0)[:, None],
-        w1[:, None] * pegs + w2[:, None] * base,
-        np.where(
-            (np.linalg.norm(cells - only_peg[:, None] * pegs, axis=1) <= np.linalg.norm(cells - only_base[:, None] * base, axis=1))[:, None],
-            only_peg[:, None] * pegs,
-            only_base[:, None] * base,
-        ),
-    )
+    pred = w1[:, None] * pegs + w2[:, None] * base
     resid = np.linalg.norm(cells - pred, axis=1) / np.maximum(np.linalg.norm(cells, axis=1), 1e-6)
-    out: BoolArray = resid <= MIX_RESIDUAL
+    out: BoolArray = safe & (w1 > 0) & (resid <= MIX_RESIDUAL)
     return out
 
 

@@ -40,6 +40,7 @@ from numpy.typing import NDArray
 from pegwatch.rules.errors import PegwatchError
 from pegwatch.vision.calibration import SHIELD, Calibration, CalibrationError
 from pegwatch.vision.colour import Classification, ColourModel, linear_bgr_to_lab
+from pegwatch.vision.cover import Cover
 from pegwatch.vision.localise import Localisation, Localiser
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import (
@@ -100,6 +101,9 @@ class BoardReader:
         self._key_is_peg = ~self._key_is_empty
         self.last_localisation: Localisation | None = None
         self._heads = bool(getattr(calibration, "heads_sampled", False))
+        #: What the cover test found in the last frame read (for the debug view).
+        self.last_cover: Cover | None = None
+        self._lean_cache: tuple[tuple[int, bytes], FloatArray] | None = None
 
     @property
     def localiser(self) -> Localiser:
@@ -165,6 +169,7 @@ class BoardReader:
         kc = self.key_model.classify_distances(key_d2)
         odd = f.cell_odd if f.cell_odd is not None else np.zeros(len(self.sampler.cell_centres_mm), dtype=bool)
         code_unread = np.concatenate([~cc.accepted, ~sc.accepted])
+        code_names_all = np.concatenate([self._code_names[cc.best], self._code_names[sc.best]])
         code_pegs = code_unread | np.concatenate([self._code_is_peg[cc.best], self._code_is_peg[sc.best]])
         cover = self.sampler.cover.find(
             odd,
@@ -176,7 +181,16 @@ class BoardReader:
             cell_linear=f.cell_linear,
             hole_linear=self._hole_linear(f),
             plastic=np.asarray(self.calibration.plastic_linear, dtype=np.float64),
+            lean=self._lean(loc),
+            edge=f.cell_edge,
+            # Code holes only: a key hole is small enough for a fingertip's
+            # edge or shadow to leave it looking bare.
+            bare=np.concatenate([
+                cc.accepted & (code_names_all[: n_guess] == EMPTY), sc.accepted & (code_names_all[n_guess:] == EMPTY),
+                np.zeros(len(kc.best), dtype=bool),
+            ]),
         )
+        self.last_cover = cover
         code_names = self._code_names[cc.best]
         rows: list[RowReading] = []
         n_k = p.key_holes
@@ -230,6 +244,25 @@ class BoardReader:
             sharpness=sharp,
             shield=view.value,
         )
+
+    def _lean(self, loc: Localisation | None) -> FloatArray | None:
+        """Where the top of each peg's head appears on the board plane, relative to its hole (mm):
+        code holes (rows, then the secret), then key holes. None without a pose or with flat pegs."""
+        p = self.profile
+        if loc is None or loc.pose is None or loc.image_to_board is None:
+            return None
+        if p.peg_head_height_mm <= 0 and p.key_head_height_mm <= 0:
+            return None
+        key = (id(loc.pose), np.asarray(loc.image_to_board).tobytes())
+        if self._lean_cache is not None and self._lean_cache[0] == key:
+            return self._lean_cache[1]
+        s = self.sampler
+        out = np.concatenate([
+            loc.to_board(loc.to_image_at_height(s.code_centres_mm, p.peg_head_height_mm)) - s.code_centres_mm,
+            loc.to_board(loc.to_image_at_height(s.key_centres_mm, p.key_head_height_mm)) - s.key_centres_mm,
+        ])
+        self._lean_cache = (key, out)
+        return out
 
     @staticmethod
     def _hole_linear(f: Features) -> FloatArray | None:

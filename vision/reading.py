@@ -183,11 +183,18 @@ class BoardReading:
 
     @property
     def played_rows(self) -> tuple[RowReading, ...]:
-        """The rows up to the last one that is not empty."""
+        """The rows up to the last one that is not empty.
+
+        Rows are played in order: after a row read as empty no row is
+        played yet, whatever lies over it (a shield, a hand), so a row that
+        looks covered further on never makes bare key holes before it count
+        as a marking.
+        """
         last = 0
         for r in self.rows:
-            if r.status != ROW_EMPTY:
-                last = r.row
+            if r.status == ROW_EMPTY:
+                break
+            last = r.row
         return self.rows[:last]
 
     def to_record(self, *, rules: str = "mso") -> dict[str, Any]:

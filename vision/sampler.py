@@ -93,6 +93,7 @@ class Features:
     row_covered: NDArray[np.bool_] | None = None
     cell_odd: NDArray[np.bool_] | None = None
     cell_shaded: NDArray[np.bool_] | None = None
+    cell_edge: NDArray[np.bool_] | None = None
     cell_grey: FloatArray | None = None
     cell_chroma: FloatArray | None = None
     cell_linear: FloatArray | None = None
@@ -192,6 +193,7 @@ class BoardSampler:
         self.row_cells = self.layout.row_cells
         self.code_cells = self.layout.code_cells
         self.key_cells = self.layout.key_cells
+        # The light model: never the shield's area (it may be the shield).
         self._fit_cells = self.layout.in_light_model
         # Design matrices of the log-linear light model, in units of 100 mm.
         self._design = _design(all_cells)
@@ -359,7 +361,7 @@ class BoardSampler:
         spread = (lum.std(axis=1) / np.maximum(lum.mean(axis=1), 1.0)).astype(np.float64)
         flags = cell_flags(self.layout, chroma, grey, spread)
         cell_ok = flags.plastic
-        row_covered = self.cover.find(flags.odd, flags.shaded).rows
+        row_covered = self.cover.find(flags.odd, flags.shaded, edge=flags.edge).rows
 
         # Local grey shading from the plastic-like cells beside each hole.
         lo, hi = PLASTIC_BRIGHTNESS_RANGE
@@ -388,10 +390,13 @@ class BoardSampler:
         code_mean = code_px[: self.n_code].mean(axis=1).reshape(self.profile.rows, -1)
         key_mean = key_px.mean(axis=1).reshape(self.profile.rows, -1)
         signatures = np.concatenate([code_mean, key_mean], axis=1)
+        h = heads if heads is not None else (None,) * 6
         return Features(
             plane[0], plane[1], cell_ok, signatures, mean_plastic, plane[2], plane[3], plane[4], plane[5],
-            row_covered, flags.odd, flags.shaded, grey, chroma, cell_norm,
-            *(heads if heads is not None else (None,) * 6),
+            row_covered=row_covered, cell_odd=flags.odd, cell_shaded=flags.shaded, cell_edge=flags.edge,
+            cell_grey=grey, cell_chroma=chroma, cell_linear=cell_norm,
+            code_head=h[0], key_head=h[1], code_head_clipped=h[2], key_head_clipped=h[3],
+            code_head_linear=h[4], key_head_linear=h[5],
         )
 
     def _hole_features(
@@ -465,17 +470,26 @@ def _trimmed_median(px: NDArray[np.uint8], ranks: IntArray) -> FloatArray:
 
 
 def _robust_plane(design: FloatArray, values: FloatArray) -> tuple[FloatArray, NDArray[np.bool_]]:
-    """Least-squares plane per channel, refitted without outlying cells."""
-    coef, *_ = np.linalg.lstsq(design, values, rcond=None)
+    """Plane per channel fitted to the cells that agree with it.
+
+    It starts from the median (a constant light): a least-squares start
+    would lean towards a sleeve lying over a third of the cells, and the
+    cells that agree with a leaning plane are not the plastic's.
+    """
+    coef = np.zeros((design.shape[1], values.shape[1]))
+    coef[0] = np.median(values, axis=0)
     good = np.ones(len(values), dtype=bool)
-    for _ in range(2):
+    for _ in range(4):
         resid = np.abs(values - design @ coef).max(axis=1)
-        mad = float(np.median(resid[good])) * 1.4826
+        mad = float(np.median(resid)) * 1.4826
         new_good = resid <= max(3.0 * mad, 0.08)
-        if new_good.sum() < 4 or np.array_equal(new_good, good):
+        if new_good.sum() < 4:
             break
+        settled = np.array_equal(new_good, good)
         good = new_good
         coef, *_ = np.linalg.lstsq(design[good], values[good], rcond=None)
+        if settled:
+            break
     return np.asarray(coef, dtype=np.float64), good
 
 

@@ -7,7 +7,10 @@ board) or once per image, in the same order.
 
 ``pegwatch read IMAGE... --calibration CAL.json [--json] [--debug OUT.png]``
 reads boards; with several images the temporal filter runs over them in
-order and the accepted reading is printed. Exit status: 0, or 1 when the
+order and the accepted reading is printed. Besides the rows it says how
+the board was found (markers, corners, best effort), its pixels per
+millimetre and sharpness, the reading's trust and, with ``--json``, per
+hole the candidates the reader could not rule out (see docs/vision.md). Exit status: 0, or 1 when the
 board could not be read at all (no markers, board moved), or 2 for bad
 input (one line on stderr).
 """
@@ -172,6 +175,17 @@ def format_reading(reading: BoardReading, *, method: str = "") -> str:
     lines = [f"board {reading.profile}" + (f" ({method})" if method else "")]
     if reading.problem:
         lines.append(f"PROBLEM: {reading.problem}")
+    facts = []
+    if reading.found_by:
+        facts.append(f"found by {reading.found_by}")
+    if reading.px_per_mm is not None:
+        facts.append(f"{reading.px_per_mm:.1f} px/mm")
+    if reading.sharpness is not None:
+        facts.append(f"sharpness {reading.sharpness:.2f}")
+    facts.append(f"trust {reading.trust}")
+    lines.append("; ".join(facts))
+    lines.extend(f"LOW TRUST: {why}" for why in reading.trust_reasons)
+    lines.extend(f"WARNING: {why}" for why in reading.picture_warnings)
     width = max((len(h.colour) for r in reading.rows for h in r.holes), default=6)
     for row in reading.played_rows:
         cells = " ".join(_cell(h.colour).ljust(width) for h in row.holes)
@@ -184,7 +198,7 @@ def format_reading(reading: BoardReading, *, method: str = "") -> str:
     if not reading.played_rows:
         lines.append("(no pegs on the board)")
     if reading.secret is None:
-        lines.append("secret: hidden")
+        lines.append("secret: hidden" + (f" (shield {reading.shield})" if reading.shield else ""))
     else:
         lines.append("secret: " + " ".join(_cell(h.colour) for h in reading.secret))
     return "\n".join(lines)

@@ -5,7 +5,8 @@ the tray with the fiducial markers and the table into a top-down texture in
 board millimetres (supersampled), then views it through a pinhole camera
 with perspective tilt and barrel distortion, and spoils the photo the way a
 real one is spoiled: uneven and coloured light, glare on the domes of the
-pegs, soft shadows, a hand or an arm over some rows, loose pegs beside the
+pegs, soft shadows and bands of shade, the long shadows of standing pegs
+under a low light, a hand, an arm or a sleeve over some rows, loose pegs beside the
 board, defocus blur, sensor noise and JPEG artefacts.
 
 Everything random about a photo lives in :class:`Conditions`; everything on
@@ -26,6 +27,7 @@ tray and table), ``hands``, ``lighting`` (light and noise) and ``photo``
 
 from __future__ import annotations
 
+from pegwatch.simulation.render.hands import SLEEVE_RGB, sleeve_polygons
 from pegwatch.simulation.render.photo import Rendered, render
 from pegwatch.simulation.render.randomise import random_conditions
 from pegwatch.simulation.render.scene import (
@@ -43,6 +45,7 @@ from pegwatch.vision.palette import NOMINAL_RGB
 __all__ = [
     "NOMINAL_RGB",
     "SKIN_RGB",
+    "SLEEVE_RGB",
     "BoardContents",
     "Conditions",
     "LoosePeg",
@@ -53,4 +56,5 @@ __all__ = [
     "random_conditions",
     "random_contents",
     "render",
+    "sleeve_polygons",
 ]

@@ -55,7 +55,11 @@ def _dome_maps(
     ndoth = np.clip(((xx / radius_px) * hx + (yy / radius_px) * hy + nz * hz) / hn, 0, 1)
     spec = (ndoth**shininess * (r < 1)).astype(np.float32)
     sx, sy = -math.cos(az) * shadow_px, -math.sin(az) * shadow_px
-    rs = np.sqrt((xx - sx) ** 2 + (yy - sy) ** 2) / (radius_px * 1.05)
+    # The shadow of a standing peg: a capsule from its foot to where its
+    # head's shadow falls.
+    seg = max(sx * sx + sy * sy, 1e-9)
+    t = np.clip((xx * sx + yy * sy) / seg, 0.0, 1.0)
+    rs = np.sqrt((xx - t * sx) ** 2 + (yy - t * sy) ** 2) / (radius_px * 1.05)
     shadow = np.clip(1.2 - rs, 0, 1).astype(np.float32) ** 1.5
     return alpha, shade, spec, shadow, half
 
@@ -92,7 +96,11 @@ def _blend_dome(
 ) -> None:
     """Draw one lit dome (a peg head) with its cast shadow and the dark ring of its hole."""
     rpx = radius_mm * cv.ppm
-    shadow_px = 0.18 * rpx * (1.0 / math.tan(math.radians(max(c.light_elevation_deg, 20))))
+    if c.peg_height_mm > 0:
+        # The shadow's centre lies as far as the head's height throws it.
+        shadow_px = c.peg_height_mm * cv.ppm / math.tan(math.radians(max(c.light_elevation_deg, 10)))
+    else:
+        shadow_px = 0.18 * rpx * (1.0 / math.tan(math.radians(max(c.light_elevation_deg, 20))))
     alpha, shade, spec, shadow, half = _dome_maps(
         round(rpx * 4) / 4, round(c.light_azimuth_deg / 5) * 5, round(c.light_elevation_deg / 5) * 5, 30.0,
         round(shadow_px * 2) / 2,
@@ -298,7 +306,7 @@ def draw_texture(
         if p.shield_mm is not None:
             x, y, sw, sh = p.shield_mm
             q = apply_homography(b2t, np.array([(x, y), (x + sw, y), (x + sw, y + sh), (x, y + sh)]))
-            shield_bgr = np.array(p.render.shield_rgb[::-1], dtype=np.float32)
+            shield_bgr = np.array((c.shield_rgb or p.render.shield_rgb)[::-1], dtype=np.float32)
             cv2.fillConvexPoly(tex, cv.ipts(q + 1.5), tuple(float(v) * 0.5 for v in board_bgr), cv2.LINE_AA, _SHIFT)
             cv2.fillConvexPoly(tex, cv.ipts(q), tuple(float(v) for v in shield_bgr), cv2.LINE_AA, _SHIFT)
             ridge = apply_homography(b2t, np.array([(x + sw * 0.45, y + 2), (x + sw * 0.55, y + 2), (x + sw * 0.55, y + sh - 2), (x + sw * 0.45, y + sh - 2)]))

@@ -64,6 +64,27 @@ def hand_polygons(
     return tuple(polys)
 
 
+#: Cloth of sleeves (sRGB): navy, black, grey.
+SLEEVE_RGB: tuple[tuple[int, int, int], ...] = ((28, 34, 78), (22, 22, 24), (120, 120, 124))
+
+
+def sleeve_polygons(end_mm: Point, angle_deg: float, *, width_mm: float = 70.0, length_mm: float = 600.0) -> tuple[Polygon, ...]:
+    """A forearm in a sleeve lying on the board: its rounded end at ``end_mm``
+    (board mm), the rest running off at ``angle_deg`` (0: towards +x) to
+    outside the picture."""
+    a = math.radians(angle_deg)
+    ux, uy = math.cos(a), math.sin(a)
+    px, py = -uy * width_mm / 2, ux * width_mm / 2
+    x0, y0 = end_mm
+    band = (
+        (x0 + px, y0 + py),
+        (x0 + ux * length_mm + px, y0 + uy * length_mm + py),
+        (x0 + ux * length_mm - px, y0 + uy * length_mm - py),
+        (x0 - px, y0 - py),
+    )
+    return (band, _ellipse(x0, y0, width_mm / 2, width_mm / 2, a, 20))
+
+
 def draw_hand(
     img: NDArray[np.float32], c: Conditions, polys_px: list[NDArray[np.float64]], rng: np.random.Generator
 ) -> NDArray[np.uint8]:

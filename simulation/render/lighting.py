@@ -34,6 +34,12 @@ def light_field(p: BoardProfile, c: Conditions, t2i: NDArray[np.float64]) -> NDA
     if c.vignette:
         rr = ((u - c.width / 2) ** 2 + (v - c.height / 2) ** 2) / ((c.width / 2) ** 2 + (c.height / 2) ** 2)
         light *= 1.0 - c.vignette * rr
+    if c.light_band is not None:
+        pos, width, depth, soft = c.light_band
+        along = (bx - w / 2) * math.cos(a) + (by - h / 2) * math.sin(a)
+        # A band of shade with soft edges (a logistic ramp on each side).
+        inside = 1.0 / (1.0 + np.exp(-(width / 2 - np.abs(along - pos)) / max(soft, 0.1)))
+        light *= 1.0 - depth * inside
     if c.shadow is not None:
         sx, sy, sr, depth = c.shadow
         d2 = ((bx - sx) ** 2 + (by - sy) ** 2) / (sr * sr)

@@ -166,7 +166,15 @@ class Conditions:
     ``colour_cast`` multiplies (R, G, B); ``vignette`` darkens the corners;
     ``shadow`` is (x_mm, y_mm, radius_mm, depth) of a soft shadow or None.
     The pegs are lit from ``light_azimuth_deg`` at ``light_elevation_deg``,
-    with specular ``glare`` in 0..1.
+    with specular ``glare`` in 0..1. Each peg casts a shadow of depth
+    ``peg_shadow``; with ``peg_height_mm`` > 0 the shadow is as long as a
+    peg of that height casts under the light's elevation (a low light makes
+    long shadows across the strips between rows), else a short one.
+    ``light_band`` is (position mm along ``light_angle_deg``'s direction
+    from the board's centre, width mm, depth, softness mm) of a band of
+    shade across the board (the shadow of a lamp's arm), or None.
+    ``shield_rgb`` paints the closed shield another colour than the
+    profile's.
 
     Spoilers: ``noise_sigma`` (grey levels), ``blur_sigma`` (px),
     ``jpeg_quality`` (None = no JPEG), ``hand`` (polygons in board mm, skin
@@ -195,6 +203,9 @@ class Conditions:
     light_elevation_deg: float = 60.0
     glare: float = 0.3
     peg_shadow: float = 0.3
+    peg_height_mm: float = 0.0
+    light_band: tuple[float, float, float, float] | None = None
+    shield_rgb: tuple[int, int, int] | None = None
     noise_sigma: float = 1.0
     blur_sigma: float = 0.0
     jpeg_quality: int | None = None

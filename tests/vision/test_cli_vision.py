@@ -49,6 +49,12 @@ def test_calibrate_then_read_json(calibrated, invicta_table, capsys):
     assert all(r["status"] == "ok" for r in record["rows"])
     assert all(len(r["confidence"]) == 4 for r in record["rows"])
     assert record["secret"] == truth["secret"]
+    # Additions: how the board was found, what the picture is worth, per-hole candidates.
+    assert record["found"] is True and record["found_by"] == "markers"
+    assert record["px_per_mm"] > 2.5 and record["trust"] == "full" and record["trust_reasons"] == []
+    assert record["shield"] == "open"
+    assert all(r["candidates"] == [[]] * 4 for r in record["rows"])
+    assert all(r["black_bounds"] is None and r["white_bounds"] is None for r in record["rows"])
 
 
 def test_read_human_and_debug_with_temporal_filter(calibrated, tmp_path, capsys):
@@ -59,6 +65,7 @@ def test_read_human_and_debug_with_temporal_filter(calibrated, tmp_path, capsys)
     out = capsys.readouterr().out
     assert out.startswith("board invicta-12x4 (markers)")
     assert "row  1:" in out and "keys" in out and "UNKNOWN" not in out
+    assert "found by markers" in out and "px/mm" in out and "trust full" in out
     img = cv2.imread(str(debug))
     assert img is not None and img.shape == (720, 1280, 3)
 

@@ -92,3 +92,55 @@ def test_bare_key_holes_on_the_last_row_read_as_unmarked():
     assert rec["rows"][0]["black"] == 1
     again = BoardReading.from_record(rec)
     assert (again.rows[1].keys.black, again.rows[1].keys.white) == (0, 0)
+
+
+def test_the_readers_additions_round_trip_and_old_records_still_load():
+    from pegwatch.vision.reading import HoleReading, KeyReading, RowReading
+
+    holes = (
+        HoleReading("red", 0.999),
+        HoleReading("unknown", 0.4, (("orange", 0.6), ("yellow", 0.4))),
+        HoleReading("occluded", 0.0),
+        HoleReading("blue", 0.998),
+    )
+    keys = KeyReading(1, 0, 2, 0.5, "unknown", black_bounds=(1, 2), white_bounds=(0, 1))
+    b = BoardReading(
+        "invicta-12x4", (RowReading(1, holes, keys, "occluded"),), None, None, 7,
+        trust="low", trust_reasons=("the board was found by best effort",), found_by="best-effort",
+        px_per_mm=3.21, sharpness=0.55, shield="closed",
+    )
+    rec = json.loads(json.dumps(b.to_record()))
+    row = rec["rows"][0]
+    assert row["candidates"] == [[], [["orange", 0.6], ["yellow", 0.4]], [], []]
+    assert row["black_bounds"] == [1, 2] and row["white_bounds"] == [0, 1]
+    assert row["black"] == row["white"] == "unknown"  # the old keys keep their meaning
+    assert (rec["found"], rec["found_by"], rec["trust"], rec["shield"]) == (True, "best-effort", "low", "closed")
+    assert rec["px_per_mm"] == 3.21 and rec["sharpness"] == 0.55
+    assert rec["trust_reasons"] == ["the board was found by best effort"]
+    again = BoardReading.from_record(rec, keys_per_row=4)
+    assert again.rows[0].holes[1].candidates == (("orange", 0.6), ("yellow", 0.4))
+    assert again.rows[0].keys.black_bounds == (1, 2) and again.rows[0].keys.white_bounds == (0, 1)
+    assert (again.trust, again.found_by, again.shield, again.px_per_mm) == ("low", "best-effort", "closed", 3.21)
+    # A record from before these keys: full trust, nothing named.
+    old = BoardReading.from_record(TRUTH, board_rows=12, keys_per_row=4)
+    assert old.trust == "full" and old.found_by is None and old.px_per_mm is None
+    assert all(h.candidates == () for r in old.rows for h in r.holes)
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        ({"candidates": [[["red", 2.0]], [], [], []]}, r"rows\[0\].candidates\[0\]"),
+        ({"candidates": [[]]}, r"rows\[0\].candidates"),
+        ({"black_bounds": [2, 1]}, r"rows\[0\].black_bounds"),
+    ],
+)
+def test_bad_additions_name_the_place(change, match):
+    rec = {"rows": [{"guess": ["red"] * 4, "black": 1, "white": 0, **change}]}
+    with pytest.raises(ReadingRecordError, match=match):
+        BoardReading.from_record(rec, holes=4, board_rows=12, keys_per_row=4, where="t.json")
+
+
+def test_a_bad_trust_word_names_the_key():
+    with pytest.raises(ReadingRecordError, match="trust"):
+        BoardReading.from_record({**TRUTH, "trust": "total"}, board_rows=12, keys_per_row=4)
