@@ -206,7 +206,7 @@ def parse_hub(text: str, *, source: str = "hub.toml") -> Tournament:
         t = _replay(source, rw, t.add_round, rnd)
     for i, entry in enumerate(_list(top, "results", f"{source}: ")):
         rw = f"{source}: results[{i}]"
-        rt = _table(entry, rw, {"round", "table", "players", "attempts", "penalties", "levels"})
+        rt = _table(entry, rw, {"round", "table", "players", "attempts", "penalties", "levels", "forfeited"})
         result = Result(
             round=_int(rt, "round", rw, 1, MAX_ROUND),
             table=_str(rt, "table", rw),
@@ -214,6 +214,7 @@ def parse_hub(text: str, *, source: str = "hub.toml") -> Tournament:
             attempts=tuple(_ints(a, f"{rw}.attempts[{k}]") for k, a in enumerate(_list(rt, "attempts", f"{rw}."))),
             penalties=tuple(_num(v, f"{rw}.penalties[{k}]") for k, v in enumerate(_list(rt, "penalties", f"{rw}."))),
             levels=tuple(_ints(a, f"{rw}.levels[{k}]") for k, a in enumerate(_list(rt, "levels", f"{rw}."))),
+            forfeited=_strings(rt.get("forfeited", []), f"{rw}.forfeited"),
         )
         t = _replay(source, f"results[{i}]", t.record, result)
     return t
@@ -281,4 +282,6 @@ def format_hub(t: Tournament) -> str:
             out.append(f"penalties = {_v(res.penalties)}")
         if res.levels:
             out.append(f"levels = {_v(res.levels)}")
+        if res.forfeited:
+            out.append(f"forfeited = {_v(res.forfeited)}")
     return "\n".join(out) + "\n"

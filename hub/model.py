@@ -156,6 +156,10 @@ class Result:
     per game (13 for a failed or timed-out game, seed 000), ``penalties[i]``
     the VP docked (½ per codemaker exception). Connection: ``levels[i]`` are
     player i's six colour levels (0..18), in any order.
+
+    ``forfeited`` (two-player tables only) names who lost without playing (a
+    no-show, a loss of game by penalty): the other scores the maximum, both
+    forfeited score 0, and the game gives no attempts or levels.
     """
 
     round: int
@@ -164,6 +168,7 @@ class Result:
     attempts: tuple[tuple[int, ...], ...] = ()
     penalties: tuple[float, ...] = ()
     levels: tuple[tuple[int, ...], ...] = ()
+    forfeited: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

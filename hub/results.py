@@ -36,6 +36,12 @@ def check_result(game: Game, result: Result) -> None:
     n = len(result.players)
     if len(set(result.players)) != n:
         raise HubError(f"{where}: a player is named twice")
+    if result.forfeited:
+        if n != 2 or not set(result.forfeited) <= set(result.players) or len(set(result.forfeited)) != len(result.forfeited):
+            raise HubError(f"{where}: a forfeit names one or both players of a two-player table")
+        if result.attempts or result.levels or result.penalties:
+            raise HubError(f"{where}: a forfeited game has no attempts, levels or penalties")
+        return
     if game.kind is GameKind.MASTERMIND:
         if len(result.attempts) != n or result.levels:
             raise HubError(f"{where}: a Mastermind result gives attempts for each player, no levels")
@@ -86,6 +92,8 @@ def _shared_places(keys: dict[str, tuple[int, ...]], place_vp: tuple[float, ...]
 
 def result_vp(game: Game, result: Result) -> dict[str, float]:
     """The VP each player of ``result`` earned."""
+    if result.forfeited:
+        return {p: 0.0 if p in result.forfeited else game.max_vp for p in result.players}
     if game.kind is GameKind.MASTERMIND:
         per_game = game.failure_attempts
         attempts = {p: sum(a) for p, a in zip(result.players, result.attempts, strict=True)}

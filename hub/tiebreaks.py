@@ -50,6 +50,7 @@ def attempts(player: str, tied: Sequence[str], ledger: Ledger) -> float:
     counts = [
         c
         for e in ledger.encounters[player]
+        if not e.result.forfeited  # a game not played has no attempts
         for c in e.result.attempts[e.seat]
     ]
     if not counts:
@@ -61,7 +62,7 @@ def attempts(player: str, tied: Sequence[str], ledger: Ledger) -> float:
 def backmost(player: str, tied: Sequence[str], ledger: Ledger) -> float:
     """Seed 001: "the highest progressive difference of the backmost
     colours, excluding the most favourable result"."""
-    diffs = [backmost_difference(e.result, player) for e in ledger.encounters[player]]
+    diffs = [backmost_difference(e.result, player) for e in ledger.encounters[player] if not e.result.forfeited]
     if not diffs:
         return 0.0
     diffs.remove(max(diffs))

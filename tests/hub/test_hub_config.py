@@ -50,7 +50,9 @@ def _play(t, rounds, rng):
     for number in range(1, rounds + 1):
         t = pair_next_round(t)
         for pairing in t.played[-1].pairings:
-            if t.game.kind is GameKind.MASTERMIND:
+            if len(pairing.players) == 2 and rng.random() < 0.1:
+                result = Result(number, pairing.table, pairing.players, forfeited=pairing.players[rng.randint(0, 1):])
+            elif t.game.kind is GameKind.MASTERMIND:
                 result = Result(number, pairing.table, pairing.players,
                                 attempts=tuple((rng.randint(1, 13),) for _ in pairing.players),
                                 penalties=tuple(rng.choice((0.0, 0.5)) for _ in pairing.players))
@@ -118,6 +120,9 @@ BAD = [
     (HEAD + "players = 3\n", "hub.toml: tournament.players: unknown key"),
     ("players = 3\n" + HEAD, "hub.toml: players: expected a list, got 3"),
     ("[tournament\n", "hub.toml: not valid TOML"),
+    (HEAD + P + '[[rounds]]\nnumber = 1\n[[rounds.tables]]\ntable = "1"\nplayers = ["a", "b"]\n'
+     '[[results]]\nround = 1\ntable = "1"\nplayers = ["a", "b"]\nforfeited = ["c"]\n',
+     "hub.toml: results[0]: result of round 1, table 1: a forfeit names one or both players"),
 ]
 
 

@@ -20,7 +20,7 @@ from hub_testkit import (
     tournament,
 )
 
-from pegwatch.hub.model import Bye, Format, Readings, Result
+from pegwatch.hub.model import Bye, Format, Pairing, Readings, Result, Round
 from pegwatch.hub.pairing import pair_next_round
 from pegwatch.hub.results import result_vp
 from pegwatch.hub.standings import standings
@@ -244,3 +244,23 @@ def test_connection_progressive_difference_excluding_the_best():
     running = standings(replace(t, readings=Readings(connection_progressive=True)))
     assert _row(running, "p").tiebreaks == (0.0, -3.0)
     assert _row(running, "q").tiebreaks == (0.0, 2.0)
+
+
+def test_a_forfeit_scores_the_maximum_and_adds_no_attempts():
+    # R1 a-b: b did not come (a 1, b 0); c-d: c wins 4 against 6.
+    # R2 a-c: a wins 2 against 9; b-d: both forfeited (0 each).
+    # a on 2: attempts only from the game played, [2]: excluding the lowest, 0.
+    # c on 1 with attempts [4, 9]: 9. d and b on 0: b met d (a forfeit: no games
+    # played); head to head b-d is 0-0; attempts: b none (0), d [6]: 0. Level: shared.
+    t = tournament("abcd")
+    t = t.add_round(Round(1, (Pairing("1", ("a", "b")), Pairing("2", ("c", "d")))))
+    t = t.record(Result(1, "1", ("a", "b"), forfeited=("b",)))
+    t = t.record(Result(1, "2", ("c", "d"), attempts=((4,), (6,))))
+    t = t.add_round(Round(2, (Pairing("1", ("a", "c")), Pairing("2", ("b", "d")))))
+    t = t.record(Result(2, "1", ("a", "c"), attempts=((2,), (9,))))
+    t = t.record(Result(2, "2", ("b", "d"), forfeited=("b", "d")))
+    table = standings(t)
+    assert [(r.player, r.score, r.rank) for r in table.rows] == [
+        ("a", 2.0, 1), ("c", 1.0, 2), ("b", 0.0, 3), ("d", 0.0, 3)]
+    assert _row(table, "a").tiebreaks == (0.0, 0.0)
+    assert _row(table, "c").tiebreaks == (0.0, -9.0)
