@@ -37,7 +37,8 @@ def check_result(game: Game, result: Result) -> None:
     if len(set(result.players)) != n:
         raise HubError(f"{where}: a player is named twice")
     if result.forfeited:
-        if n != 2 or not set(result.forfeited) <= set(result.players) or len(set(result.forfeited)) != len(result.forfeited):
+        named = set(result.forfeited)
+        if n != 2 or not named <= set(result.players) or len(named) != len(result.forfeited):
             raise HubError(f"{where}: a forfeit names one or both players of a two-player table")
         if result.attempts or result.levels or result.penalties:
             raise HubError(f"{where}: a forfeited game has no attempts, levels or penalties")
