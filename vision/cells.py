@@ -26,6 +26,8 @@ BoolArray = NDArray[np.bool_]
 #: How far (mm, beyond a hole's radius) a peg's shadow or domed side may
 #: reach on the plastic: a cell further than this from every hole is free.
 PEG_REACH_MM = 5.0
+#: Spacing (mm) of the cells along the board's margin.
+MARGIN_STEP_MM = 20.0
 #: Cells around the shield keep this gap (mm) from its outline: a raised
 #: shield seen at an angle covers a little more than its footprint.
 SHIELD_GAP_MM = 3.0
@@ -166,7 +168,8 @@ def build_layout(profile: BoardProfile) -> CellLayout:
         (inset, inset, inset, h_mm - inset),
         (w_mm - inset, inset, w_mm - inset, h_mm - inset),
     ):
-        n = max(2, round(float(np.hypot(x1 - x0, y1 - y0)) / 10) + 1)
+        # Every MARGIN_STEP_MM: a hand or a sleeve is wider than that.
+        n = max(2, round(float(np.hypot(x1 - x0, y1 - y0)) / MARGIN_STEP_MM) + 1)
         for t in np.linspace(0.0, 1.0, n):
             x, y = x0 + t * (x1 - x0), y0 + t * (y1 - y0)
             if far_from_pegs(x, y) and (shield is None or not inside(x, y, shield, SHIELD_GAP_MM + half)):

@@ -1,8 +1,9 @@
 """The ``--debug`` overlay: the grid and what was read, drawn on the frame.
 
 An installer checks a table at a glance: every hole gets a circle in the
-colour read and a short label; unknown holes get a red box, occluded rows
-are hatched, and the board outline shows where the localiser put the board.
+colour read and a short label; unknown holes get a red box, occluded holes
+are hatched, the board outline shows where the localiser put the board,
+and a line at the top says how it was found and how far it is trusted.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from pegwatch.vision.reading import (
     EMPTY,
     OCCLUDED,
     ROW_OCCLUDED,
-    ROW_UNKNOWN,
     UNKNOWN,
     BoardReading,
 )
@@ -61,20 +61,31 @@ def draw_debug(
     font = cv2.FONT_HERSHEY_SIMPLEX
     fscale = max(0.3, 0.045 * r_code)
 
+    facts = f"{reading.found_by or '?'}  trust {reading.trust}"
+    if reading.px_per_mm is not None:
+        facts += f"  {reading.px_per_mm:.1f} px/mm"
+    facts_colour = (0, 0, 255) if reading.trust != "full" else (0, 255, 255)
+    cv2.putText(out, facts, (20, 30), font, 0.7, (0, 0, 0), 3, cv2.LINE_AA)
+    cv2.putText(out, facts, (20, 30), font, 0.7, facts_colour, 1, cv2.LINE_AA)
     for row in reading.rows:
         if row.status == ROW_OCCLUDED:
-            x, y, w, h = profile.row_box_mm(row.row)
-            box = apply_homography(b2i, np.array([(x, y), (x + w, y), (x + w, y + h), (x, y + h)], dtype=np.float64))
-            _hatch(out, box)
-            continue
+            # Covered only where something is over it: hatch each occluded
+            # hole; the others keep their reading.
+            for hole, (cx, cy) in zip(row.holes, profile.hole_centres_mm(row.row), strict=True):
+                if hole.colour == OCCLUDED:
+                    half = profile.code_hole_diameter_mm / 2 + 1.0
+                    sq = [(cx - half, cy - half), (cx + half, cy - half), (cx + half, cy + half), (cx - half, cy + half)]
+                    _hatch(out, apply_homography(b2i, np.array(sq, dtype=np.float64)))
         pts = apply_homography(b2i, np.array(profile.hole_centres_mm(row.row), dtype=np.float64))
         for (px, py), hole in zip(pts, row.holes, strict=True):
             _draw_hole(out, (int(px), int(py)), r_code, hole.colour, font, fscale)
         kpts = apply_homography(b2i, np.array(profile.key_centres_mm(row.row), dtype=np.float64))
-        colour = (0, 0, 255) if row.keys.status == ROW_UNKNOWN else (255, 255, 0)
+        colour = (0, 0, 255) if not row.keys.is_certain else (255, 255, 0)
         for px, py in kpts:
             cv2.circle(out, (int(px), int(py)), r_key, colour, 1, cv2.LINE_AA)
-        label = f"{row.keys.black}/{row.keys.white}" if row.keys.status != ROW_UNKNOWN else "?"
+        label = f"{row.keys.black}/{row.keys.white}" if row.keys.is_certain else abbreviation(
+            OCCLUDED if row.keys.status == ROW_OCCLUDED else UNKNOWN
+        )
         lx = float(kpts[:, 0].min()) - r_key
         ly = float(kpts[:, 1].max()) + r_key + 14
         cv2.putText(out, label, (int(lx), int(ly)), font, fscale, (0, 0, 0), 3, cv2.LINE_AA)

@@ -103,7 +103,7 @@ class BoardReader:
         self._heads = bool(getattr(calibration, "heads_sampled", False))
         #: What the cover test found in the last frame read (for the debug view).
         self.last_cover: Cover | None = None
-        self._lean_cache: tuple[tuple[int, bytes], FloatArray] | None = None
+        self._lean_cache: tuple[bytes, FloatArray] | None = None
 
     @property
     def localiser(self) -> Localiser:
@@ -137,7 +137,7 @@ class BoardReader:
         # a model fitted at the holes' places must be read at the same places.
         f = self.sampler.features_from_frame(
             frame, loc.image_to_board, self.calibration.plastic_linear,
-            localisation=loc if self._heads else None,
+            localisation=loc if self._heads else None, covers=False,
         )
         return self._classify(f, stamp, loc)
 
@@ -253,7 +253,8 @@ class BoardReader:
             return None
         if p.peg_head_height_mm <= 0 and p.key_head_height_mm <= 0:
             return None
-        key = (id(loc.pose), np.asarray(loc.image_to_board).tobytes())
+        # The pose comes from the same fit as the homography: one key for both.
+        key = np.asarray(loc.image_to_board, dtype=np.float64).tobytes()
         if self._lean_cache is not None and self._lean_cache[0] == key:
             return self._lean_cache[1]
         s = self.sampler
