@@ -228,9 +228,9 @@ class CoverGraph:
         cell, a step in the light): a row of peg shadows alone is not one,
         the same shadows beside a sleeve are part of it.
 
-        The holes within reach of a cover are occluded, except those read
-        confidently as empty (``bare``, code then key holes): a dark
-        opening ringed by bare plastic is seen, not hidden.
+        The holes within reach of a cover are occluded, except those the
+        reader says are seen bare (``bare``, code then key holes; see
+        ``BoardReader``: only where no game has reached yet).
         """
         nc = self.n_cells
         zeros_c = np.zeros(self.n_code, dtype=bool)
@@ -257,8 +257,6 @@ class CoverGraph:
         if covered[nc:].any():
             near_cover = near_cover | self._hole_next[:, covered[nc:]].any(axis=1)
         if bare is not None:
-            # A hole read as bare (a dark opening ringed by plastic) is seen,
-            # not under anything: nothing over it looks like that.
             near_cover = near_cover & ~bare
         holes = covered[nc:] | near_cover
         code = holes[: self.n_code]

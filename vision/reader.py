@@ -183,12 +183,7 @@ class BoardReader:
             plastic=np.asarray(self.calibration.plastic_linear, dtype=np.float64),
             lean=self._lean(loc),
             edge=f.cell_edge,
-            # Code holes only: a key hole is small enough for a fingertip's
-            # edge or shadow to leave it looking bare.
-            bare=np.concatenate([
-                cc.accepted & (code_names_all[: n_guess] == EMPTY), sc.accepted & (code_names_all[n_guess:] == EMPTY),
-                np.zeros(len(kc.best), dtype=bool),
-            ]),
+            bare=self._unplayed_bare(cc.accepted & (code_names_all[:n_guess] == EMPTY), kc),
         )
         self.last_cover = cover
         code_names = self._code_names[cc.best]
@@ -244,6 +239,28 @@ class BoardReader:
             sharpness=sharp,
             shield=view.value,
         )
+
+    def _unplayed_bare(self, code_empty: NDArray[np.bool_], kc: Classification) -> NDArray[np.bool_]:
+        """Holes read as bare in rows after the first row read wholly bare (code then key holes).
+
+        Rows are played in order, so after a row with no peg at all no row
+        holds one yet: there a hole that reads bare next to a cover (the
+        shield's body, a hand resting beyond the game) is taken as seen.
+        Nearer a game in progress a peg's head, leaning off its hole, can
+        leave the hole looking bare: there a cover's reach still occludes.
+        """
+        p = self.profile
+        key_empty = kc.accepted & self._key_is_empty[kc.best]
+        code_rows = code_empty.reshape(p.rows, p.holes).all(axis=1)
+        key_rows = key_empty.reshape(p.rows, p.key_holes).all(axis=1)
+        empty_rows = np.flatnonzero(code_rows & key_rows)
+        bare = np.zeros(len(code_empty) + p.holes + len(key_empty), dtype=bool)
+        if len(empty_rows):
+            after = int(empty_rows[0]) + 1
+            bare[after * p.holes : p.rows * p.holes] = code_empty[after * p.holes :]
+            start = p.rows * p.holes + p.holes
+            bare[start + after * p.key_holes :] = key_empty[after * p.key_holes :]
+        return bare
 
     def _lean(self, loc: Localisation | None) -> FloatArray | None:
         """Where the top of each peg's head appears on the board plane, relative to its hole (mm):
