@@ -15,7 +15,6 @@ from pegwatch.device.display.model import (
     EntryCell,
     EntryView,
     PlayerFace,
-    format_time,
     role_label,
 )
 from pegwatch.rules.errors import BadInput
@@ -25,7 +24,7 @@ SIZES = ((16, 2), (20, 4))
 
 
 def _face(player: PlayerFace) -> str:
-    return "FLAG" if player.flagged else format_time(player.remaining_ns)
+    return "FLAG" if player.flagged else player.face
 
 
 def _role3(player: PlayerFace) -> str:

@@ -9,7 +9,9 @@ the same thing.
 Rounding: like DGT clocks, times are shown rounded **down** (a player never
 sees time they do not have). Under 20 s tenths appear (``19.9``). ``0.0``
 means the flag and nothing else: the last, partial tenth before the flag
-shows as ``0.1``.
+shows as ``0.1``. A count-up face (:attr:`PlayerFace.count_up`, the clock's
+``ClockView.count_up``) shows the time used, also rounded down: it starts
+at ``0.0`` (no flag in this mode) and never shows a step not yet reached.
 """
 
 from __future__ import annotations
@@ -32,16 +34,24 @@ def time_unit_ns(remaining_ns: int) -> int:
     return NS_PER_TENTH if remaining_ns < TENTHS_BELOW_NS else NS_PER_S
 
 
-def format_time(remaining_ns: int) -> str:
+def format_time(remaining_ns: int, *, count_up: bool = False) -> str:
     """The clock face of *remaining_ns*: ``H:MM:SS``, ``M:SS`` or ``S.t``.
+
+    With ``count_up`` *remaining_ns* is the time used: ``0.0`` is the start,
+    not a flag, and the first tenth reads ``0.0`` (a count shown ahead
+    would be time the player has not used).
 
     >>> format_time(480 * 10**9), format_time(19_999_999_999), format_time(0)
     ('8:00', '19.9', '0.0')
+    >>> format_time(50_000_000), format_time(50_000_000, count_up=True)
+    ('0.1', '0.0')
     """
     if remaining_ns <= 0:
         return "0.0"
     if remaining_ns < TENTHS_BELOW_NS:
-        tenths = max(1, remaining_ns // NS_PER_TENTH)  # 0.0 is kept for the flag
+        tenths = remaining_ns // NS_PER_TENTH
+        if not count_up:
+            tenths = max(1, tenths)  # 0.0 is kept for the flag
         return f"{tenths // 10}.{tenths % 10}"
     seconds = remaining_ns // NS_PER_S
     hours, rest = divmod(seconds, 3600)
@@ -51,20 +61,27 @@ def format_time(remaining_ns: int) -> str:
     return f"{minutes}:{secs:02d}"
 
 
-def shown_ns(remaining_ns: int) -> int:
+def shown_ns(remaining_ns: int, *, count_up: bool = False) -> int:
     """*remaining_ns* floored to what the face shows (same face, same value)."""
     if remaining_ns <= 0:
         return 0
     unit = time_unit_ns(remaining_ns)
-    return max(NS_PER_TENTH, remaining_ns // unit * unit)
+    floored = remaining_ns // unit * unit
+    return floored if count_up else max(NS_PER_TENTH, floored)
 
 
-def until_face_changes_ns(remaining_ns: int) -> int | None:
+def until_face_changes_ns(remaining_ns: int, *, count_up: bool = False) -> int | None:
     """How long a running time keeps its face; ``None`` once flagged.
 
     ``format_time(r - until_face_changes_ns(r))`` differs from
-    ``format_time(r)`` and anything sooner does not.
+    ``format_time(r)`` and anything sooner does not. With ``count_up`` the
+    time grows: ``format_time(r + until, count_up=True)`` differs, and
+    anything sooner does not.
     """
+    if count_up:
+        used = max(0, remaining_ns)
+        unit = time_unit_ns(used)
+        return unit - used % unit
     if remaining_ns <= 0:
         return None
     if remaining_ns < 2 * NS_PER_TENTH:  # shown as 0.1 until the flag
@@ -90,7 +107,8 @@ def next_visible_change_ns(
     if view.on_move is None or not view.running:
         return None
     remaining = view.remaining_ns[view.on_move]
-    own = until_face_changes_ns(remaining)
+    count_up = view.on_move < len(view.count_up) and view.count_up[view.on_move]
+    own = until_face_changes_ns(remaining, count_up=count_up)
     candidates = [now_ns + own] if own is not None else []
     clock_due = clock_next_change_ns(now_ns, time_unit_ns(remaining))
     if clock_due is not None:
@@ -127,6 +145,13 @@ class PlayerFace:
     remaining_ns: int
     role: Role | None = None
     flagged: bool = False
+    #: The face counts the time used up (a count-up clock): rounded down too.
+    count_up: bool = False
+
+    @property
+    def face(self) -> str:
+        """The digits shown: :func:`format_time` of this face."""
+        return format_time(self.remaining_ns, count_up=self.count_up)
 
 
 @dataclass(frozen=True)
@@ -179,7 +204,7 @@ class DisplayModel:
         if self.on_move is None or self.paused:
             return False
         face = self.players[self.on_move]
-        return not face.flagged and face.remaining_ns > 0
+        return not face.flagged and (face.count_up or face.remaining_ns > 0)
 
     def quantized(self) -> DisplayModel:
         """This model with each time floored to its face: equal faces, equal models.
@@ -189,11 +214,13 @@ class DisplayModel:
         """
         return replace(
             self,
-            players=tuple(replace(p, remaining_ns=shown_ns(p.remaining_ns)) for p in self.players),
+            players=tuple(replace(p, remaining_ns=shown_ns(p.remaining_ns, count_up=p.count_up))
+                          for p in self.players),
         )
 
     def until_change_ns(self) -> int | None:
         """How long this picture stays right if nothing but time happens."""
         if not self.is_running or self.on_move is None:
             return None
-        return until_face_changes_ns(self.players[self.on_move].remaining_ns)
+        face = self.players[self.on_move]
+        return until_face_changes_ns(face.remaining_ns, count_up=face.count_up)

@@ -47,7 +47,6 @@ from pegwatch.device.display.model import (
     EntryView,
     PlayerFace,
     Severity,
-    format_time,
     role_label,
 )
 
@@ -225,7 +224,7 @@ def _panels(
     compact = count > 2
     # All panels use one digit size (that of the widest face), so equal
     # times look equal and the faces do not jump as digits come and go.
-    faces = [format_time(p.remaining_ns) for p in model.players]
+    faces = [p.face for p in model.players]
     widest = max(faces, key=len)
     cw0, cy0, cw1, cy1 = cells[0]
     label_h = 0 if compact else int(small.size) + 1

@@ -89,6 +89,7 @@ class TableFaces:
                     remaining_ns=view.remaining_ns[role_index],
                     role=Role.CODEMAKER if role_index == 0 else Role.CODEBREAKER,
                     flagged=role_index in view.flags,
+                    count_up=role_index < len(view.count_up) and view.count_up[role_index],
                 )
             )
         on_move = flow.on_move(cont)

@@ -73,6 +73,58 @@ def test_quantized_models_are_equal_when_faces_are(remaining, less):
     assert (a.quantized() == b.quantized()) == same_face
 
 
+@pytest.mark.parametrize(
+    ("used", "face"),
+    [
+        (0, "0.0"),  # the start of a count, not a flag
+        (1, "0.0"),  # right after the press: the first tenth is not reached yet
+        (99_999_999, "0.0"),
+        (100_000_000, "0.1"),
+        (20 * S - 1, "19.9"),
+        (20 * S, "0:20"),
+        (61 * S + 999_999_999, "1:01"),
+    ],
+)
+def test_count_up_faces_round_down(used, face):
+    assert format_time(used, count_up=True) == face
+    assert PlayerFace("A", used, count_up=True).face == face
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=0, max_value=3 * 3600 * S))
+def test_count_up_face_changes_exactly_when_promised(used):
+    wait = until_face_changes_ns(used, count_up=True)
+    assert wait is not None and wait >= 1
+    assert format_time(used + wait, count_up=True) != format_time(used, count_up=True)
+    assert format_time(used + wait - 1, count_up=True) == format_time(used, count_up=True)
+    a = DisplayModel(players=(PlayerFace("A", used, count_up=True), PlayerFace("B", 0, count_up=True)),
+                     on_move=0)
+    assert a.is_running and a.until_change_ns() == wait
+    b = dataclasses.replace(a, players=(PlayerFace("A", used + wait - 1, count_up=True), a.players[1]))
+    assert a.quantized() == b.quantized()
+
+
+def test_count_up_clock_at_the_table_reads_what_was_used(tmp_path):
+    """The count-up preset at a table: the faces the display draws never run ahead."""
+    from pegwatch.device.table.journal import Journal
+    from pegwatch.device.table.program import TableProgram
+    from pegwatch.rules.flow import MatchFlow, preset_clock_factory
+
+    now = [5 * S]
+    flow = MatchFlow(("Alice", "Bob"), clock_factory=preset_clock_factory("count-up"))
+    with Journal(tmp_path / "j.sqlite", create=True) as journal:
+        program = TableProgram(flow, journal, now_ns=lambda: now[0])
+        program.submit("press", {"player": 0}, now[0])  # the codemaker starts Bob's count
+        program.step()
+        for later, face in ((1, "0.0"), (50_000_000, "0.0"), (150_000_000, "0.1"), (21 * S, "0:21")):
+            model = program.display_model(now[0] + later)
+            bob = model.players[1]
+            assert bob.count_up and bob.face == face
+            assert layout(model, 16, 2)[0].endswith(f" {face}")  # the character LCD too
+        # The display loop wakes when the count reaches its next tenth, not before.
+        assert program.next_display_change_ns(now[0] + 50_000_000) == now[0] + 100_000_000
+
+
 def test_until_change_is_none_when_nothing_runs():
     model = SAMPLES["paused"]
     assert model.until_change_ns() is None
