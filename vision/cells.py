@@ -7,7 +7,7 @@ shield is open); cells around the shield; cells along the board's margin;
 and the profile's plastic regions. The light model is fitted to them, the
 cover test (:mod:`pegwatch.vision.cover`) looks for what lies over them and
 the shield test (:mod:`pegwatch.vision.secret`) looks inside the shield's
-area.
+area. :func:`fit_light` is the light model over them.
 """
 
 from __future__ import annotations
@@ -229,3 +229,32 @@ def inside(x: float, y: float, rect: tuple[float, float, float, float], pad: flo
     rx, ry, rw, rh = rect
     return rx - pad <= x <= rx + rw + pad and ry - pad <= y <= ry + rh + pad
 
+
+def light_design(points_mm: FloatArray) -> FloatArray:
+    """Design matrix of the light model at ``points_mm``: 1, x and y in units of 100 mm."""
+    return np.column_stack([np.ones(len(points_mm)), points_mm[:, 0] / 100.0, points_mm[:, 1] / 100.0])
+
+
+def fit_light(design: FloatArray, values: FloatArray) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """The light model over the cells: a plane per channel of the log of
+    linear light (``light_design``), fitted to the cells that agree with it.
+
+    It starts from the median (a constant light): a least-squares start
+    would lean towards a sleeve lying over a third of the cells, and the
+    cells that agree with a leaning plane are not the plastic's.
+    """
+    coef = np.zeros((design.shape[1], values.shape[1]))
+    coef[0] = np.median(values, axis=0)
+    good = np.ones(len(values), dtype=bool)
+    for _ in range(3):
+        resid = np.abs(values - design @ coef).max(axis=1)
+        mad = float(np.median(resid)) * 1.4826
+        new_good = resid <= max(3.0 * mad, 0.08)
+        if new_good.sum() < 4:
+            break
+        settled = np.array_equal(new_good, good)
+        good = new_good
+        coef, *_ = np.linalg.lstsq(design[good], values[good], rcond=None)
+        if settled:
+            break
+    return np.asarray(coef, dtype=np.float64), good

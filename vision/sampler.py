@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.rules.errors import BadInput
-from pegwatch.vision.cells import build_layout
+from pegwatch.vision.cells import build_layout, fit_light, light_design, min_pitch
 from pegwatch.vision.colour import linear_bgr_to_lab, srgb_to_linear
 from pegwatch.vision.cover import PLASTIC_BRIGHTNESS_RANGE, CoverGraph, cell_flags
 from pegwatch.vision.localise.base import Localisation
@@ -171,7 +171,7 @@ class BoardSampler:
         # the next key hole. Its dark area tells a dark key peg (the whole
         # head) from an empty key hole (the smaller hole only), wherever in
         # the window they sit.
-        kpitch = _min_pitch(self.key_centres_mm[: profile.key_holes])
+        kpitch = min_pitch(self.key_centres_mm[: profile.key_holes])
         window = max(key_head * 1.1, min(key_head * KEY_WINDOW_FRACTION, kpitch - key_head - 0.3))
         self.key_window = _Points(self.key_centres_mm, s, *_disc_offsets(window * s))
         wd2 = self.key_window.dx**2 + self.key_window.dy**2
@@ -197,9 +197,9 @@ class BoardSampler:
         # The light model: never the shield's area (it may be the shield).
         self._fit_cells = self.layout.in_light_model
         # Design matrices of the log-linear light model, in units of 100 mm.
-        self._design = _design(all_cells)
-        self._code_design = _design(self.code_centres_mm)
-        self._key_design = _design(self.key_centres_mm)
+        self._design = light_design(all_cells)
+        self._code_design = light_design(self.code_centres_mm)
+        self._key_design = light_design(self.key_centres_mm)
         self._code_local = _local_matrix(self.code_cells, len(code_centres), len(all_cells))
         self._cell_mid = len(self.cells.dx) // 2
         self._key_local = _local_matrix(self.key_cells, len(key_centres), len(all_cells))
@@ -359,7 +359,7 @@ class BoardSampler:
         # Robust log-linear light model of the plastic (never the shield's area).
         logc = np.log(cell_lin)
         fit = self._fit_cells
-        light, good_fit = _robust_plane(self._design[fit], logc[fit])
+        light, good_fit = fit_light(self._design[fit], logc[fit])
         good = np.zeros(len(logc), dtype=bool)
         good[fit] = good_fit
         ratio = np.exp(logc - self._design @ light)  # per cell, per channel
@@ -449,18 +449,6 @@ def _clipped(med: FloatArray, px: NDArray[np.uint8]) -> NDArray[np.bool_]:
     return out
 
 
-def _min_pitch(points: FloatArray) -> float:
-    if len(points) < 2:
-        return float("inf")
-    d = np.linalg.norm(points[:, None, :] - points[None, :, :], axis=2)
-    d[d == 0] = np.inf
-    return float(d.min())
-
-
-def _design(points_mm: FloatArray) -> FloatArray:
-    return np.column_stack([np.ones(len(points_mm)), points_mm[:, 0] / 100.0, points_mm[:, 1] / 100.0])
-
-
 def _local_matrix(beside: Sequence[Sequence[int]], n: int, n_cells: int) -> FloatArray:
     m = np.zeros((n, n_cells), dtype=np.float64)
     for i, cells in enumerate(beside):
@@ -486,30 +474,6 @@ def _median_axis1(x: NDArray[Any]) -> FloatArray:
         return np.asarray(np.partition(x, k, axis=1)[:, k], dtype=np.float64)
     part = np.partition(x, (k - 1, k), axis=1)
     return (part[:, k - 1].astype(np.float64) + part[:, k].astype(np.float64)) / 2.0
-
-
-def _robust_plane(design: FloatArray, values: FloatArray) -> tuple[FloatArray, NDArray[np.bool_]]:
-    """Plane per channel fitted to the cells that agree with it.
-
-    It starts from the median (a constant light): a least-squares start
-    would lean towards a sleeve lying over a third of the cells, and the
-    cells that agree with a leaning plane are not the plastic's.
-    """
-    coef = np.zeros((design.shape[1], values.shape[1]))
-    coef[0] = np.median(values, axis=0)
-    good = np.ones(len(values), dtype=bool)
-    for _ in range(3):
-        resid = np.abs(values - design @ coef).max(axis=1)
-        mad = float(np.median(resid)) * 1.4826
-        new_good = resid <= max(3.0 * mad, 0.08)
-        if new_good.sum() < 4:
-            break
-        settled = np.array_equal(new_good, good)
-        good = new_good
-        coef, *_ = np.linalg.lstsq(design[good], values[good], rcond=None)
-        if settled:
-            break
-    return np.asarray(coef, dtype=np.float64), good
 
 
 def _local_mean(matrix: FloatArray, values: FloatArray, ok: NDArray[np.bool_]) -> FloatArray:
