@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import tomllib
 from pathlib import Path
 
@@ -138,7 +139,8 @@ def test_wilort_photo_points_give_its_profile(caplog):
     holes = {c: ("code", r, j) for r in range(1, wilort.rows + 1) for j, c in enumerate(wilort.hole_centres_mm(r), 1)}
     pts = [HolePoint(*holes[(x, y)], (u, v)) for x, y, u, v in pairs]
     # An oblique photo does not show one pitch from the other: it says so...
-    fit_profile(pts, name="wilort-fit", row_pitch_mm=14.0, base=wilort)
+    with caplog.at_level(logging.WARNING, logger="pegwatch.vision.profile_fit"):
+        fit_profile(pts, name="wilort-fit", row_pitch_mm=14.0, base=wilort)
     assert "oblique" in caplog.text
     # ...and with both (the board's own 14 and 10 mm) the grid is the profile's.
     fit = fit_profile(pts, name="wilort-fit", row_pitch_mm=14.0, hole_pitch_mm=10.0, base=wilort)
