@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 from pathlib import Path
 
@@ -61,7 +62,12 @@ def test_the_benchmark_ends_with_one_json_line(photos, monkeypatch, capsys):
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     monkeypatch.setattr(bench, "run_photos", lambda folder: (photos[0], dict(photos[1])))
-    assert bench.main(["--photos", str(PHOTOS)]) == 0
+    log = logging.getLogger("pegwatch")
+    level = log.level
+    try:
+        assert bench.main(["--photos", str(PHOTOS)]) == 0
+    finally:
+        log.setLevel(level)  # the script quiets pegwatch's logging; later tests read it
     lines = capsys.readouterr().out.strip().splitlines()
     data = json.loads(lines[-1])
     for key in ("photos", "photos_read", "photos_refused", "false_accusations", "hole_errors", "holes_compared"):
