@@ -57,6 +57,7 @@ from pegwatch.vision.reading import (
     HoleReading,
     KeyReading,
     RowReading,
+    doubt_bare_keys,
     unreadable_row,
 )
 from pegwatch.vision.sampler import BoardSampler, Features, FloatArray
@@ -208,6 +209,8 @@ class BoardReader:
                 status = ROW_EMPTY
             else:
                 status = ROW_OK
+            if status in (ROW_UNKNOWN, ROW_OCCLUDED):
+                keys = doubt_bare_keys(keys)
             rows.append(RowReading(r + 1, holes, keys, status))
         view = see_secret(
             self.sampler.layout,

@@ -374,6 +374,28 @@ class BoardReading:
         )
 
 
+def doubt_bare_keys(keys: KeyReading) -> KeyReading:
+    """The key reading of a row the reader is unsure of: key holes read bare
+    count as evidence of nothing.
+
+    A bare key hole is the reader's commonest wrong answer (a black key peg
+    in shade, or a white one under warm light, reads as an empty hole), and
+    a row whose other holes are in doubt is where such a frame is most
+    likely. So in such a row the counts are bounds: at least the pegs seen,
+    at most those plus every hole read bare. A verdict within bounds then
+    rests only on pegs the camera saw, never on pegs it failed to see.
+    """
+    if keys.empty == 0 or keys.status == ROW_OCCLUDED:
+        return keys
+    b_lo, b_hi = keys.black_bounds if keys.black_bounds is not None else (keys.black, keys.black)
+    w_lo, w_hi = keys.white_bounds if keys.white_bounds is not None else (keys.white, keys.white)
+    return KeyReading(
+        keys.black, keys.white, keys.empty, keys.confidence, ROW_UNKNOWN,
+        black_bounds=(b_lo, b_hi + keys.empty),
+        white_bounds=(w_lo, w_hi + keys.empty),
+    )
+
+
 def empty_row(row: int, holes: int, key_holes: int, confidence: float = 1.0) -> RowReading:
     """A row with no peg at all."""
     return RowReading(
