@@ -90,6 +90,9 @@ class MarkerLocaliser:
         self._last: tuple[dict[int, NDArray[np.float64]], Localisation, int] | None = None
         self._rois: dict[int, tuple[int, int, int, int]] = {}
         self._held_checked_ns = 0
+        # The picture's figures (px/mm, sharpness) and when they were measured.
+        self._measured: tuple[float | None, float | None] = (None, None)
+        self._measured_ns: int | None = None
         self._lens_warned = False
 
     # --- detection -------------------------------------------------------
@@ -186,10 +189,19 @@ class MarkerLocaliser:
         worst = max(float(np.linalg.norm(centres[i] - last_centres[i])) for i in common)
         return worst <= MOVE_TOLERANCE_MM * ppm
 
-    def _with_sharpness(self, gray: NDArray[np.uint8], loc: Localisation, **changes: object) -> Localisation:
+    def _with_sharpness(
+        self, gray: NDArray[np.uint8], loc: Localisation, now: int, **changes: object
+    ) -> Localisation:
+        """The kept fit with the picture's figures, measured at most once per
+        ``recheck_s``: they describe the mount and the focus, which do not
+        change from frame to frame, and measuring costs a millisecond of the
+        read the steady camera makes many times a second."""
         if loc.image_to_board is None:
             return replace(loc, **changes)  # type: ignore[arg-type]
-        ppm, sharp = board_sharpness(gray, loc.image_to_board, self.profile.size_mm)
+        if self._measured_ns is None or now - self._measured_ns >= self.recheck_s * 1e9:
+            self._measured = board_sharpness(gray, loc.image_to_board, self.profile.size_mm)
+            self._measured_ns = now
+        ppm, sharp = self._measured
         return replace(loc, px_per_mm=ppm, sharpness=sharp, **changes)  # type: ignore[arg-type]
 
     def _still_there(self, frame: NDArray[np.uint8], loc: Localisation, now: int) -> bool:
@@ -301,12 +313,12 @@ class MarkerLocaliser:
         # fit, and re-fit now and then while the markers are seen, so that a
         # board nudged on its tray is followed.
         if last is not None and agrees and now - last[2] < self.recheck_s * 1e9:
-            return self._with_sharpness(gray, last[1], markers_seen=used)
+            return self._with_sharpness(gray, last[1], now, markers_seen=used)
         if last is not None and len(used) < 2:
             if not self._still_there(frame, last[1], now):
                 self._last = None
                 return failed(self.method, MARKERS_NOT_FOUND, markers_seen=used)
-            return self._with_sharpness(gray, last[1], markers_seen=used, held=True)
+            return self._with_sharpness(gray, last[1], now, markers_seen=used, held=True)
         if len(used) < 2:
             return failed(self.method, MARKERS_NOT_FOUND, markers_seen=used)
         img_pts = self._refine_corners(gray, img_pts)
@@ -346,4 +358,5 @@ class MarkerLocaliser:
             sharpness=sharp,
         )
         self._last = (self._centres(img_pts, used), loc, now)
+        self._measured, self._measured_ns = (ppm, sharp), now
         return loc
