@@ -392,13 +392,22 @@ def _censored_distances(
     if linear is None or clipped is None:
         return d2
     factors = np.asarray(CLIP_FACTORS, dtype=np.float64)
-    for i in np.flatnonzero(clipped.any(axis=1)):
-        chans = np.flatnonzero(clipped[i])
+    any_clipped = clipped.any(axis=1)
+    if not any_clipped.any():
+        return d2
+    # Holes clipped in the same channels share one grid of scales: each group
+    # is scored in one call rather than hole by hole.
+    masks, group = np.unique(clipped[any_clipped], axis=0, return_inverse=True)
+    rows = np.flatnonzero(any_clipped)
+    for g, mask in enumerate(masks):
+        idx = rows[group.ravel() == g]
+        chans = np.flatnonzero(mask)
         grids = np.meshgrid(*([factors] * len(chans)), indexing="ij")
         scale = np.ones((grids[0].size, 3))
-        for c, g in zip(chans, grids, strict=True):
-            scale[:, c] = g.ravel()
-        lab = linear_bgr_to_lab(linear[i][None, :] * scale)
-        rest = np.broadcast_to(features[i, 3:], (len(scale), features.shape[1] - 3))
-        d2[i] = model.distances2(np.concatenate([lab, rest], axis=1)).min(axis=0)
+        for c, grid in zip(chans, grids, strict=True):
+            scale[:, c] = grid.ravel()
+        n, m = len(idx), len(scale)
+        lab = linear_bgr_to_lab(linear[idx][:, None, :] * scale[None, :, :]).reshape(n * m, 3)
+        rest = np.repeat(features[idx, 3:], m, axis=0)
+        d2[idx] = model.distances2(np.concatenate([lab, rest], axis=1)).reshape(n, m, -1).min(axis=1)
     return d2
