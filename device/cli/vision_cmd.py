@@ -61,6 +61,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="x1,y1,...,x4,y4",
         help="board corners in image pixels (TL, TR, BR, BL) for tables without markers",
     )
+    p.add_argument(
+        "--base",
+        default=None,
+        metavar="CAL.json",
+        help="add to this calibration (e.g. one made from the empty board): its geometry, plastic and lens "
+        "are kept, and only the colours these images show are learned",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse a board the grid check rejects, instead of calibrating it in low trust",
+    )
     p.add_argument("-o", "--output", required=True, metavar="CAL.json", help="calibration file to write")
     p.set_defaults(func=_calibrate)
 
@@ -107,6 +119,7 @@ def parse_corners(text: str) -> list[tuple[float, float]]:
 
 def _calibrate(args: argparse.Namespace) -> int:
     from pegwatch.vision.calibrate import calibrate, truth_from_record
+    from pegwatch.vision.calibration import Calibration, learned_classes
     from pegwatch.vision.profile import DEFAULT_PROFILE, load_profile
 
     profile = load_profile(args.profile or DEFAULT_PROFILE)
@@ -120,10 +133,16 @@ def _calibrate(args: argparse.Namespace) -> int:
     if len(truths) == 1:
         truths = truths * len(args.images)
     images = [load_image(p) for p in args.images]
-    cal = calibrate(images, truths, profile, corners, names=args.images)
+    base = Calibration.load(args.base) if args.base else None
+    cal = calibrate(
+        images, truths, profile, corners, names=args.images, base=base, allow_low_trust=not args.strict
+    )
     cal.save(args.output)
-    classes = ", ".join(n for n in cal.code_model.names)
+    classes = ", ".join(learned_classes(cal.code_model))
     print(f"calibrated {profile.name} ({cal.method}) from {len(images)} image(s): {classes}; wrote {args.output}")
+    print(f"trust: {cal.trust}")
+    for why in cal.warnings:
+        print(f"WARNING: {why}")
     return 0
 
 

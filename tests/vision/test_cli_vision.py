@@ -136,3 +136,46 @@ def test_bad_calibration_json(calibrated, tmp_path, capsys):
 def test_unknown_profile(files, tmp_path, capsys):
     images, truths, _ = files
     _fails(["calibrate", images[0], "--truth", truths[0], "--profile", "nosuch", "-o", str(tmp_path / "c.json")], capsys, "nosuch")
+
+
+def _hide_colour(truth_path, colour, out_path):
+    """The truth with every ``colour`` peg said to be unknown (not learned from)."""
+    record = json.loads(Path(truth_path).read_text())
+    for row in record["rows"]:
+        row["guess"] = ["unknown" if c == colour else c for c in row["guess"]]
+    if record.get("secret"):
+        record["secret"] = ["unknown" if c == colour else c for c in record["secret"]]
+    Path(out_path).write_text(json.dumps(record))
+    return str(out_path)
+
+
+def test_calibrate_warns_of_colours_not_seen_and_base_adds_them(files, capsys):
+    images, truths, tmp = files
+    hidden = [_hide_colour(t, "purple", tmp / f"hidden{i}.json") for i, t in enumerate(truths)]
+    first = tmp / "first.json"
+    args = ["calibrate", *images, "-o", str(first)]
+    for t in hidden:
+        args += ["--truth", t]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    learned = out.splitlines()[0].split(": ", 1)[1]
+    assert "purple" not in learned
+    assert "trust: low" in out
+    assert "WARNING: colours not learned yet: purple" in out
+    # The same photos with the whole truth, on top of the first: every colour.
+    full = tmp / "full.json"
+    args = ["calibrate", *images, "--base", str(first), "-o", str(full)]
+    for t in truths:
+        args += ["--truth", t]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "purple" in out.splitlines()[0]
+    assert "trust: full" in out and "WARNING" not in out
+
+
+def test_calibrate_base_that_is_not_a_calibration(files, tmp_path, capsys):
+    images, truths, _ = files
+    bad = tmp_path / "base.json"
+    bad.write_text("[1, 2]")
+    _fails(["calibrate", images[0], "--truth", truths[0], "--base", str(bad), "-o", str(tmp_path / "x.json")],
+           capsys, "base.json")
