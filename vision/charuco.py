@@ -25,7 +25,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.vision.lens import Lens, LensError
-from pegwatch.vision.markers import MM_PER_INCH, MarkerError, get_dictionary
+from pegwatch.vision.markers import (
+    MM_PER_INCH,
+    MarkerError,
+    get_dictionary,
+    printable_path,
+    save_page,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -194,14 +200,7 @@ def render_charuco_sheet(spec: CharucoSpec = CharucoSpec(), *, dpi: int = 300) -
 
 def write_charuco_sheet(path: str | Path, spec: CharucoSpec = CharucoSpec(), *, dpi: int = 300) -> Path:
     """Write the ChArUco board as PNG (with its DPI) or PDF, at true size."""
-    out = Path(path)
-    suffix = out.suffix.lower()
-    if suffix not in (".png", ".pdf"):
-        raise LensError(f"{out}: the ChArUco sheet must be a .png or .pdf file")
-    page = render_charuco_sheet(spec, dpi=dpi)
-    if suffix == ".pdf":
-        page.convert("RGB").save(out, "PDF", resolution=float(dpi))
-    else:
-        page.save(out, "PNG", dpi=(dpi, dpi))
+    out = printable_path(path, "the ChArUco sheet", LensError)
+    save_page(render_charuco_sheet(spec, dpi=dpi), out, dpi=dpi)
     logger.info("wrote ChArUco sheet %s at %d dpi", out, dpi)
     return out

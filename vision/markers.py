@@ -286,16 +286,26 @@ def _where(profile: BoardProfile, m: Marker) -> str:
     return f"{vert} {horiz}".strip() or "middle"
 
 
-def write_sheet(profile: BoardProfile, path: str | Path, *, dpi: int = 300) -> Path:
-    """Write the marker sheet as PNG (with DPI metadata) or PDF, at true size."""
+def printable_path(path: str | Path, what: str, error: type[BadInput]) -> Path:
+    """``path`` for a printed page (``what``, e.g. "the sheet"): a .png or .pdf
+    file, refused with ``error`` before the page is drawn."""
     out = Path(path)
-    suffix = out.suffix.lower()
-    if suffix not in (".png", ".pdf"):
-        raise MarkerError(f"{out}: the sheet must be a .png or .pdf file")
-    page = render_sheet(profile, dpi=dpi)
-    if suffix == ".pdf":
+    if out.suffix.lower() not in (".png", ".pdf"):
+        raise error(f"{out}: {what} must be a .png or .pdf file")
+    return out
+
+
+def save_page(page: Any, out: Path, *, dpi: int) -> None:
+    """Save a Pillow page at true size: a PDF at ``dpi``, or a PNG carrying its DPI."""
+    if out.suffix.lower() == ".pdf":
         page.convert("RGB").save(out, "PDF", resolution=float(dpi))
     else:
         page.save(out, "PNG", dpi=(dpi, dpi))
+
+
+def write_sheet(profile: BoardProfile, path: str | Path, *, dpi: int = 300) -> Path:
+    """Write the marker sheet as PNG (with DPI metadata) or PDF, at true size."""
+    out = printable_path(path, "the sheet", MarkerError)
+    save_page(render_sheet(profile, dpi=dpi), out, dpi=dpi)
     logger.info("wrote marker sheet %s at %d dpi", out, dpi)
     return out

@@ -34,7 +34,14 @@ from numpy.typing import NDArray
 from pegwatch.rules.errors import BadInput
 from pegwatch.vision.calibration import Calibration
 from pegwatch.vision.colour import linear_bgr_to_lab, srgb_to_linear
-from pegwatch.vision.markers import MM_PER_INCH, detect_markers, dictionary_info, marker_image
+from pegwatch.vision.markers import (
+    MM_PER_INCH,
+    detect_markers,
+    dictionary_info,
+    marker_image,
+    printable_path,
+    save_page,
+)
 from pegwatch.vision.palette import nominal_bgr
 from pegwatch.vision.profile import BoardProfile, Marker
 from pegwatch.vision.sampler import (
@@ -157,15 +164,10 @@ def render_card(profile: BoardProfile, *, dpi: int = 300) -> Any:
 
 def write_card(profile: BoardProfile, path: str | Path, *, dpi: int = 300) -> Path:
     """Write the card as PNG (with its DPI) or PDF, at true size."""
-    out = Path(path)
-    if out.suffix.lower() not in (".png", ".pdf"):
-        raise SwatchError(f"{out}: the swatch card must be a .png or .pdf file")
+    out = printable_path(path, "the swatch card", SwatchError)
     page = render_card(profile, dpi=dpi)
     try:
-        if out.suffix.lower() == ".pdf":
-            page.save(out, "PDF", resolution=float(dpi))
-        else:
-            page.save(out, "PNG", dpi=(dpi, dpi))
+        save_page(page, out, dpi=dpi)
     except OSError as exc:
         raise SwatchError(f"{out}: cannot write the swatch card ({exc})") from None
     return out
