@@ -43,19 +43,19 @@ from pegwatch.rules.codes import (
     EMPTY,
     NO_COLOUR,
     Feedback,
-    black_and_common,
     code_count,
-    codes_by_hole,
-    counts_by_colour,
     is_read,
 )
 from pegwatch.rules.consistency import (
     CertainPass,
     ConsistencyReport,
     analyse,
+    certain_disagreement,
     colour_indices,
     marked_rows,
     narrow,
+    record_row,
+    start_pass,
 )
 from pegwatch.rules.record import Row
 from pegwatch.rules.variants import Variant
@@ -344,18 +344,12 @@ def analyse_bounded(rows: Sequence[Row], variant: Variant) -> BoundedReport:
     mapping = colour_indices(rows, variant)
     certain = {number: (guess, marks) for number, guess, marks in marked_rows(rows)}
     numbers = tuple(bounded)
-    state = CertainPass(codes_by_hole(variant.symbols, variant.holes),
-                        counts_by_colour(variant.symbols, variant.holes),
-                        np.zeros(possible, dtype=np.uint8), np.zeros(possible, dtype=np.uint16),
-                        [], possible)
+    state = start_pass(variant)
     sure = np.ones(possible, dtype=bool)
     approximate: list[int] = []
     for number in sorted({*certain, *bounded}):
         if number in certain:
-            pegs, (black, white) = certain[number]
-            guess = [mapping.get(peg, NO_COLOUR) for peg in pegs]
-            blacks, common = black_and_common(guess, state.by_hole, state.counts)
-            disagree = (blacks != black) | (common != black + white)
+            disagree = certain_disagreement(state, mapping, *certain[number])
             surely = ~disagree
         else:
             scorer = _RowScorer(bounded[number], mapping, variant, state.by_hole, state.counts)
@@ -363,19 +357,12 @@ def analyse_bounded(rows: Sequence[Row], variant: Variant) -> BoundedReport:
             disagree = ~may
             if scorer.by_ranges:
                 approximate.append(number)
-        first = int(np.count_nonzero(disagree[state.failures == 0]))
-        if first:
-            state.first_failed.append((number, first))
         sure &= surely
-        state.failures += disagree
-        np.copyto(state.failed_row, np.uint16(number), where=disagree)
-        keep = state.failures <= 1
-        state.kept = int(np.count_nonzero(keep))
+        keep = record_row(state, number, disagree)
         if state.kept == 0:
             break
-        if state.kept < state.failures.size // 2:
+        if keep is not None:
             sure = sure[keep]
-            narrow(state, keep)
     if state.kept == 0:
         report = ConsistencyReport(0, (), possible, tuple(state.first_failed))
         return BoundedReport(report, 0, Consistency.INCONSISTENT, (), numbers, tuple(approximate))

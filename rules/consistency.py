@@ -121,33 +121,57 @@ def score_certain_rows(
 ) -> CertainPass:
     """Score every code against ``marked`` rows ``(number, guess, marks)``,
     dropping codes as soon as they fail two rows (see the module doc)."""
-    symbols, holes = variant.symbols, variant.holes
-    possible = code_count(symbols, holes)
-    # Only codes failing at most one row matter (consistent ones, and the
-    # witnesses for suspects), so the set is narrowed as rows are scored;
-    # after a few rows it is a small fraction of all codes.
-    state = CertainPass(codes_by_hole(symbols, holes), counts_by_colour(symbols, holes),
-                        np.zeros(possible, dtype=np.uint8), np.zeros(possible, dtype=np.uint16),
-                        [], possible)
-    for number, pegs, (black, white) in marked:
-        guess = [mapping.get(peg, NO_COLOUR) for peg in pegs]
-        blacks, common = black_and_common(guess, state.by_hole, state.counts)
-        disagree = (blacks != black) | (common != black + white)
-        # Codes consistent so far (never dropped) that fail this row first.
-        first = int(np.count_nonzero(disagree[state.failures == 0]))
-        if first:
-            state.first_failed.append((number, first))
-        state.failures += disagree
-        # Where a code now fails a second row it is dropped below, so
-        # overwriting its failed row loses nothing.
-        np.copyto(state.failed_row, np.uint16(number), where=disagree)
-        keep = state.failures <= 1
-        state.kept = int(np.count_nonzero(keep))
+    state = start_pass(variant)
+    for number, pegs, marks in marked:
+        record_row(state, number, certain_disagreement(state, mapping, pegs, marks))
         if state.kept == 0:
             break
-        if state.kept < state.failures.size // 2:
-            narrow(state, keep)
     return state
+
+
+def start_pass(variant: Variant) -> CertainPass:
+    """Every code of ``variant``, none failing a row yet."""
+    symbols, holes = variant.symbols, variant.holes
+    possible = code_count(symbols, holes)
+    return CertainPass(codes_by_hole(symbols, holes), counts_by_colour(symbols, holes),
+                       np.zeros(possible, dtype=np.uint8), np.zeros(possible, dtype=np.uint16),
+                       [], possible)
+
+
+def certain_disagreement(
+    state: CertainPass, mapping: dict[str, int], pegs: Code, marks: Feedback
+) -> NDArray[np.bool_]:
+    """Which codes still in ``state`` the row ``pegs`` marked ``marks`` rules out."""
+    black, white = marks
+    guess = [mapping.get(peg, NO_COLOUR) for peg in pegs]
+    blacks, common = black_and_common(guess, state.by_hole, state.counts)
+    disagree: NDArray[np.bool_] = (blacks != black) | (common != black + white)
+    return disagree
+
+
+def record_row(state: CertainPass, number: int, disagree: NDArray[np.bool_]) -> NDArray[np.bool_] | None:
+    """Count row ``number``'s failures (``disagree``) into ``state``.
+
+    Only codes failing at most one row matter (consistent ones, and the
+    witnesses for suspects), so the set is narrowed as rows are scored, once
+    it has halved; after a few rows it is a small fraction of all codes.
+    Returns the mask of the codes kept when it narrowed (for arrays kept
+    beside the state), else None; ``state.kept == 0`` means none is left.
+    """
+    # Codes consistent so far (never dropped) that fail this row first.
+    first = int(np.count_nonzero(disagree[state.failures == 0]))
+    if first:
+        state.first_failed.append((number, first))
+    state.failures += disagree
+    # Where a code now fails a second row it is dropped below, so
+    # overwriting its failed row loses nothing.
+    np.copyto(state.failed_row, np.uint16(number), where=disagree)
+    keep = state.failures <= 1
+    state.kept = int(np.count_nonzero(keep))
+    if state.kept and state.kept < state.failures.size // 2:
+        narrow(state, keep)
+        return keep
+    return None
 
 
 def narrow(state: CertainPass, keep: NDArray[np.bool_]) -> None:
