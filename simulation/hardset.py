@@ -163,6 +163,14 @@ def hard_case(table: Table, index: int, *, seed: int = 0, conditions: Conditions
     return Case(table, index, render(p, contents, cond, seed=int(rng.integers(1 << 31))))
 
 
+def boards_per_table(boards: int, tables: int) -> list[int]:
+    """``boards`` split as evenly as can be over ``tables``, the first tables taking one more."""
+    per = [boards // tables] * tables
+    for t in range(boards % tables):
+        per[t] += 1
+    return per
+
+
 def hard_set(
     *,
     boards_per_profile: int = 100,
@@ -173,10 +181,7 @@ def hard_set(
     """The benchmark's tables, each with its lazily rendered hard cases."""
     for pi, name in enumerate(profiles):
         p = load_profile(name)
-        per_table = [boards_per_profile // tables_per_profile] * tables_per_profile
-        for t in range(boards_per_profile % tables_per_profile):
-            per_table[t] += 1
-        for t, n in enumerate(per_table):
+        for t, n in enumerate(boards_per_table(boards_per_profile, tables_per_profile)):
             table = make_table(p, peg_set=1000 * (seed + 1) + 10 * pi + t, seed=seed)
             yield table, _cases(table, n, seed)
 

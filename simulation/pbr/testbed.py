@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.simulation.hardset import calibration_contents, truth_record
+from pegwatch.simulation.hardset import boards_per_table, calibration_contents, truth_record
 from pegwatch.simulation.pbr.camera import Camera
 from pegwatch.simulation.pbr.conditions import PbrConditions, random_conditions
 from pegwatch.simulation.pbr.scene import build_scene
@@ -281,10 +281,7 @@ def pbr_set(
     """
     for pi, name in enumerate(profiles):
         p = load_profile(name)
-        per = [boards_per_profile // tables_per_profile] * tables_per_profile
-        for t in range(boards_per_profile % tables_per_profile):
-            per[t] += 1
-        for t, n in enumerate(per):
+        for t, n in enumerate(boards_per_table(boards_per_profile, tables_per_profile)):
             peg_set = 500 + 10 * pi + t
             if cached_only:
                 if cache is None:
