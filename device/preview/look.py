@@ -6,11 +6,13 @@ is it big enough, is it sharp.
 with the verdicts written across the top. ``pegwatch preview`` shows the
 result as a JPEG on disk and on the table's preview page.
 
-The localisation may already carry the board's pixels per millimetre and
-sharpness (the reader's own measures, when the vision package gives them);
-otherwise they are measured here, the same way: pixels per millimetre
-from the scale of the homography at the board's centre, sharpness as the
-variance of the Laplacian over the board warped to a top-down image.
+The board's pixels per millimetre and sharpness are the reader's own
+measures: carried by the localisation, or taken with
+:func:`pegwatch.vision.localise.board_sharpness` when a localiser gives
+none. Only where that cannot measure are they taken here: pixels per
+millimetre from the scale of the homography at the board's centre,
+sharpness as the variance of the Laplacian over the board warped to a
+top-down image (on its own scale, with its own minimum).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.vision.localise import (
+    MIN_PX_PER_MM,
     BestEffortLocaliser,
     Localisation,
     Localiser,
@@ -33,16 +36,14 @@ from pegwatch.vision.localise import (
     apply_homography,
     rectify_board,
 )
-from pegwatch.vision.localise import base as localise_base
+from pegwatch.vision.localise import MIN_SHARPNESS as READER_MIN_SHARPNESS
+from pegwatch.vision.localise import board_sharpness as reader_sharpness
 from pegwatch.vision.profile import BoardProfile
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["FALLBACK_MIN_PX_PER_MM", "MIN_SHARPNESS", "Look", "PreviewLocaliser", "draw_look", "look_at"]
+__all__ = ["MIN_SHARPNESS", "Look", "PreviewLocaliser", "draw_look", "look_at"]
 
-#: When the vision package names no minimum: below 2.5 px/mm the 20 mm
-#: markers are often missed and a 3.6 mm key hole is under 9 px across.
-FALLBACK_MIN_PX_PER_MM = 2.5
 #: The variance of the Laplacian, on the board warped to
 #: :data:`SHARPNESS_PX_PER_MM`, below which the picture is soft. A focused
 #: board's peg edges and hole rims give a few hundred; a blur of about
@@ -53,12 +54,6 @@ MIN_SHARPNESS = 80.0
 #: any capture the reader accepts, so the warp only ever shrinks, and a blur
 #: of so many millimetres gives the same figure from any height.
 SHARPNESS_PX_PER_MM = 2.0
-
-
-def min_px_per_mm() -> float:
-    """The least pixels per millimetre the reader needs (the vision package's figure when it has one)."""
-    value = getattr(localise_base, "MIN_PX_PER_MM", None)
-    return float(value) if isinstance(value, int | float) else FALLBACK_MIN_PX_PER_MM
 
 
 @dataclass(frozen=True)
@@ -207,7 +202,7 @@ def look_at(frame: NDArray[np.uint8], profile: BoardProfile, localiser: Localise
         markers_total=len(profile.markers),
         problem=None if loc.ok else (loc.problem or "board not found"),
         px_per_mm=px,
-        min_px_per_mm=min_px_per_mm(),
+        min_px_per_mm=MIN_PX_PER_MM,
         sharpness=sharp,
         min_sharpness=least,
         width=int(w),
@@ -223,30 +218,24 @@ def _measures(
     measures when the vision package gives them (its sharpness is on its own
     scale, with its own minimum), else this module's."""
     assert loc.image_to_board is not None
-    px = _given(loc, "px_per_mm")
-    sharp = _given(loc, "sharpness")
-    needed = getattr(localise_base, "MIN_SHARPNESS", None)
-    theirs = getattr(localise_base, "board_sharpness", None)
-    if sharp is None and callable(theirs) and isinstance(needed, int | float):
+    px = _number(loc.px_per_mm)
+    sharp = _number(loc.sharpness)
+    if sharp is None:
         try:
-            got = theirs(frame, loc.image_to_board, size)
+            got = reader_sharpness(frame, loc.image_to_board, size)
             px = px if px is not None else _number(got[0])
             sharp = _number(got[1])
         except Exception as exc:  # a measure that fails is measured here instead
             logger.debug("the reader's sharpness failed (%s); measured here", exc)
     if px is None:
         px = homography_px_per_mm(loc.image_to_board, (size[0] / 2, size[1] / 2))
-    if sharp is not None and isinstance(needed, int | float):
-        return px, sharp, float(needed)
+    if sharp is not None:
+        return px, sharp, READER_MIN_SHARPNESS
     return px, board_sharpness(frame, loc.image_to_board, size), MIN_SHARPNESS
 
 
 def _number(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
-
-
-def _given(loc: Localisation, name: str) -> float | None:
-    return _number(getattr(loc, name, None))
 
 
 _GREEN = (60, 200, 60)
