@@ -42,6 +42,7 @@ from pegwatch.vision.calibration import SHIELD, Calibration, CalibrationError
 from pegwatch.vision.colour import Classification, ColourModel, linear_bgr_to_lab
 from pegwatch.vision.cover import Cover
 from pegwatch.vision.localise import Localisation, Localiser
+from pegwatch.vision.localise.base import board_scale_px_per_mm
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import (
     EMPTY,
@@ -351,29 +352,19 @@ class BoardReader:
     ) -> tuple[str | None, float | None, float | None, tuple[str, ...]]:
         """How the board was found, its resolution and sharpness, and why trust is low (if it is)."""
         reasons: list[str] = []
-        if getattr(self.calibration, "trust", TRUST_FULL) == TRUST_LOW:
-            reasons.extend(getattr(self.calibration, "trust_reasons", ()) or ("the calibration is low-trust",))
+        if self.calibration.trust == TRUST_LOW:
+            reasons.extend(self.calibration.trust_reasons or ("the calibration is low-trust",))
         if loc is None:
             return None, None, None, tuple(reasons)
         found_by = loc.method
         if found_by == "best-effort":
             reasons.append("the board was found by best effort (no markers, no picked corners)")
-        ppm = getattr(loc, "px_per_mm", None)
+        ppm = loc.px_per_mm
         if ppm is None and loc.image_to_board is not None:
-            ppm = px_per_mm_at_centre(loc.image_to_board, self.profile.size_mm)
-        sharp = getattr(loc, "sharpness", None)
+            w, h = self.profile.size_mm
+            ppm = board_scale_px_per_mm(loc.image_to_board, (w / 2, h / 2))
+        sharp = loc.sharpness
         return found_by, None if ppm is None else float(ppm), None if sharp is None else float(sharp), tuple(reasons)
-
-
-def px_per_mm_at_centre(image_to_board: NDArray[np.float64], size_mm: tuple[float, float]) -> float:
-    """Image pixels per board mm at the board's centre (the square root of the homography's area scale)."""
-    b2i = np.linalg.inv(np.asarray(image_to_board, dtype=np.float64))
-    cx, cy = size_mm[0] / 2, size_mm[1] / 2
-    pts = np.array([[cx - 0.5, cy], [cx + 0.5, cy], [cx, cy - 0.5], [cx, cy + 0.5]])
-    q = np.column_stack([pts, np.ones(4)]) @ b2i.T
-    q = q[:, :2] / q[:, 2:3]
-    jx, jy = q[1] - q[0], q[3] - q[2]
-    return float(np.sqrt(abs(jx[0] * jy[1] - jx[1] * jy[0])))
 
 
 def _censored_distances(

@@ -38,6 +38,7 @@ from pegwatch.vision.localise import (
 )
 from pegwatch.vision.localise import MIN_SHARPNESS as READER_MIN_SHARPNESS
 from pegwatch.vision.localise import board_sharpness as reader_sharpness
+from pegwatch.vision.localise.base import board_scale_px_per_mm
 from pegwatch.vision.profile import BoardProfile
 
 logger = logging.getLogger(__name__)
@@ -163,17 +164,6 @@ class PreviewLocaliser:
         return first
 
 
-def homography_px_per_mm(image_to_board: NDArray[np.float64], at_mm: Sequence[float]) -> float:
-    """Image pixels per board millimetre at ``at_mm``: the square root of the
-    area scale of the board-to-image map there (the mean of its two axes)."""
-    b2i = np.linalg.inv(np.asarray(image_to_board, dtype=np.float64))
-    x, y = float(at_mm[0]), float(at_mm[1])
-    d = 0.5  # mm: small enough to be local, large enough for float precision
-    pts = apply_homography(b2i, np.array([(x, y), (x + d, y), (x, y + d)], dtype=np.float64))
-    ex, ey = (pts[1] - pts[0]) / d, (pts[2] - pts[0]) / d
-    return math.sqrt(abs(float(ex[0] * ey[1] - ex[1] * ey[0])))
-
-
 def board_sharpness(frame: NDArray[np.uint8], image_to_board: NDArray[np.float64], size_mm: Sequence[float]) -> float:
     """Variance of the Laplacian over the board, warped top-down at 2 px/mm.
 
@@ -228,7 +218,7 @@ def _measures(
         except Exception as exc:  # a measure that fails is measured here instead
             logger.debug("the reader's sharpness failed (%s); measured here", exc)
     if px is None:
-        px = homography_px_per_mm(loc.image_to_board, (size[0] / 2, size[1] / 2))
+        px = board_scale_px_per_mm(loc.image_to_board, (size[0] / 2, size[1] / 2))
     if sharp is not None:
         return px, sharp, READER_MIN_SHARPNESS
     return px, board_sharpness(frame, loc.image_to_board, size), MIN_SHARPNESS
