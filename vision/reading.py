@@ -22,7 +22,8 @@ from pegwatch.rules.codes import EMPTY as EMPTY
 from pegwatch.rules.codes import OCCLUDED as OCCLUDED
 from pegwatch.rules.codes import UNKNOWN as UNKNOWN
 from pegwatch.rules.errors import BadInput
-from pegwatch.vision.localise import base as _located
+from pegwatch.vision.localise.base import MIN_PX_PER_MM as MIN_PX_PER_MM
+from pegwatch.vision.localise.base import MIN_SHARPNESS as MIN_SHARPNESS
 
 # The hole vocabulary (EMPTY, UNKNOWN, OCCLUDED) is the rules' own
 # (pegwatch.rules.codes), re-exported here beside the row statuses.
@@ -33,10 +34,9 @@ ROW_OCCLUDED = "occluded"
 ROW_EMPTY = "empty"
 ROW_STATUSES = (ROW_OK, ROW_UNKNOWN, ROW_OCCLUDED, ROW_EMPTY)
 
-#: What a picture needs for small detail (a key peg) to be read: the
-#: localisation's own figures (pegwatch.vision.localise.base).
-MIN_PX_PER_MM: float = getattr(_located, "MIN_PX_PER_MM", 2.5)
-MIN_SHARPNESS: float = getattr(_located, "MIN_SHARPNESS", 0.3)
+# What a picture needs for small detail (a key peg) to be read,
+# MIN_PX_PER_MM and MIN_SHARPNESS, are the localisation's own figures,
+# re-exported here beside the readings that are checked against them.
 
 TRUST_FULL = "full"
 TRUST_LOW = "low"

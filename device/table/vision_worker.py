@@ -117,7 +117,7 @@ def _secret_value(reading: BoardReading) -> tuple[object, ...] | None:
         secret is None
         or reading.problem is not None
         or reading.trust != TRUST_FULL
-        or getattr(reading, "shield", None) in ("closed", "covered")
+        or reading.shield in ("closed", "covered")
         or any(not h.is_certain or h.colour == EMPTY for h in secret)
     ):
         return None
