@@ -183,7 +183,7 @@ class BoardReading:
 
     @property
     def played_rows(self) -> tuple[RowReading, ...]:
-        """The rows up to the last one that is not empty.
+        """The rows before the first one read as empty.
 
         Rows are played in order: after a row read as empty no row is
         played yet, whatever lies over it (a shield, a hand), so a row that
