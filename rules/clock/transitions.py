@@ -91,8 +91,14 @@ def run(
     # against the time used this turn: a stage added mid-move (at the flag)
     # brings no delay of its own until the next move.
     turn_stage = tc.stages[p.turn_stage]
+    # Bronstein adds nothing to an overtime period in either reading (the
+    # default one gives it back on the press only outside overtime), so the
+    # DGT reading spends no delay there either: the display shows none.
+    delay_first = readings.counts_delay_first(turn_stage) and not (
+        p.in_overtime and turn_stage.delay_kind is DelayKind.BRONSTEIN
+    )
     while True:
-        if readings.counts_delay_first(turn_stage):
+        if delay_first:
             free = max(0, turn_stage.delay_ns - p.turn_used_ns - offset)
             spent = min(free, rest)
             rest -= spent

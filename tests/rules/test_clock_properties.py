@@ -12,7 +12,7 @@ import copy
 import json
 from dataclasses import dataclass, field
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pegwatch.rules.clock import (
@@ -103,7 +103,7 @@ class Ref:
         self.now += 1
         self.running_units += 1
         p.used += 1
-        in_delay = self.delay_first(stage) and p.turn_used < stage.delay_ns
+        in_delay = self.delay_first(stage, p) and p.turn_used < stage.delay_ns
         p.turn_used += 1
         if tc.mode is ControlMode.COUNT_UP:
             p.main += 1
@@ -116,7 +116,9 @@ class Ref:
                     self.players[1 - i].main += 1
         self.resolve()
 
-    def delay_first(self, stage: Stage) -> bool:
+    def delay_first(self, stage: Stage, p: RefPlayer) -> bool:
+        if stage.delay_kind is DelayKind.BRONSTEIN and p.overtime:
+            return False  # Bronstein adds nothing to an overtime period, in either reading
         return stage.delay_kind is DelayKind.US or self.readings.bronstein is BronsteinCount.DGT
 
     def resolve(self) -> None:
@@ -130,7 +132,7 @@ class Ref:
                 return
             if tc.mode is ControlMode.COUNT_UP:
                 return
-            if self.delay_first(stage) and p.turn_used < stage.delay_ns:
+            if self.delay_first(stage, p) and p.turn_used < stage.delay_ns:
                 return
             ot = tc.overtime
             if not p.overtime:
@@ -205,7 +207,7 @@ class Ref:
         p.moves += 1
         if p.flag_at is None:
             if not p.overtime:
-                if delay_stage.delay_kind is DelayKind.BRONSTEIN and not self.delay_first(delay_stage):
+                if delay_stage.delay_kind is DelayKind.BRONSTEIN and not self.delay_first(delay_stage, p):
                     p.main += min(delay_stage.delay_ns, p.turn_used)
                 p.main += stage.increment_ns
                 if tc.advance is StageAdvance.MOVES:
@@ -678,6 +680,20 @@ def _flag_within(tc: TimeControl, before: ClockView, at_flag: ClockView, i: int,
         ),
         max_size=30,
     ),
+)
+@example(  # found by CI: a DGT Bronstein delay was spent again in byo-yomi
+    first=TimeControl(
+        stages=(
+            Stage(time_ns=8, moves=1, delay_ns=1, delay_kind=DelayKind.BRONSTEIN),
+            Stage(time_ns=1),
+        ),
+        advance=StageAdvance.MOVES,
+        overtime=Overtime(OvertimeKind.BYO_YOMI, 1, periods=1, moves=1),
+    ),
+    second=TimeControl(stages=(Stage(time_ns=0),), mode=ControlMode.COUNT_UP),
+    readings=ClockReadings(BronsteinCount.DGT, StageAddAtFlag.PER_PLAYER),
+    freeze=True,
+    script=[(9, "press", 0), (0, "press", 1), (2, "press", 0)],
 )
 def test_no_press_creates_time(first, second, readings, freeze, script) -> None:
     hourglass = [tc.mode is ControlMode.HOURGLASS for tc in (first, second)]
