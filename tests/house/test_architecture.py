@@ -21,8 +21,9 @@ PACKAGE_DIRS: dict[str, str] = PYPROJECT["tool"]["setuptools"]["package-dir"]
 ALLOWED = {
     "rules": {"rules"},
     "vision": {"rules", "vision"},
-    "device": {"rules", "vision", "device"},
-    "simulation": {"rules", "vision", "device", "simulation"},
+    # The table publishes to the hall with the hub's wire format; the CLI runs the hub.
+    "device": {"rules", "vision", "device", "hub"},
+    "simulation": {"rules", "vision", "device", "hub", "simulation"},
     # The tournament hall: its pure core uses the rules only.
     "hub": {"rules", "hub"},
     "firmware_config": set(),
