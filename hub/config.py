@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pegwatch.hub.model import (
@@ -33,7 +35,17 @@ from pegwatch.hub.tiebreaks import check_tiebreaks
 from pegwatch.rules.errors import BadInput
 from pegwatch.rules.textfile import MIB, parse_toml, read_text
 
-__all__ = ["MAX_HUB_FILE_BYTES", "HubConfigError", "format_hub", "load_hub", "parse_hub"]
+__all__ = [
+    "MAX_HUB_FILE_BYTES",
+    "Account",
+    "HallSettings",
+    "HubConfigError",
+    "format_hub",
+    "load_hall",
+    "load_hub",
+    "parse_hall",
+    "parse_hub",
+]
 
 MAX_HUB_FILE_BYTES = 4 * MIB
 MAX_ROUND = 1000
@@ -135,7 +147,8 @@ def _replay(source: str, where: str, action: Callable[..., Tournament], *args: A
 
 def parse_hub(text: str, *, source: str = "hub.toml") -> Tournament:
     data = parse_toml(text, source=source, error=HubConfigError)
-    top = _table(data, source, {"tournament", "readings", "players", "byes", "rounds", "results"})
+    # [hall] and [[accounts]] are the hub's own settings (parse_hall), not the tournament's.
+    top = _table(data, source, {"tournament", "readings", "players", "byes", "rounds", "results", "hall", "accounts"})
     where = f"{source}: tournament"
     tt = _table(top.get("tournament"), where, {
         "name", "game", "variant", "seats", "format", "rounds", "seed", "bye_score", "tiebreaks", "tables",
@@ -285,3 +298,55 @@ def format_hub(t: Tournament) -> str:
         if res.forfeited:
             out.append(f"forfeited = {_v(res.forfeited)}")
     return "\n".join(out) + "\n"
+
+
+# -- the hub's own settings: [hall] and [[accounts]] ---------------------------
+
+#: A tournament or table id in a topic (docs/hall.md, the wire contract).
+TOPIC_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
+#: hashlib.scrypt's parameters and salt and hash, as `pegwatch hub --hash-password` writes them.
+PASSWORD_HASH = re.compile(r"scrypt\$[0-9]{1,8}\$[0-9]{1,3}\$[0-9]{1,3}\$[A-Za-z0-9_=-]{8,200}\$[A-Za-z0-9_=-]{8,200}")
+
+
+@dataclass(frozen=True)
+class Account:
+    """An arbiter's login; only the scrypt hash of the password is kept."""
+
+    login: str
+    password_hash: str
+
+
+@dataclass(frozen=True)
+class HallSettings:
+    """``[hall]`` and ``[[accounts]]`` of hub.toml: what the hub needs beside the tournament."""
+
+    tournament: str = "hall"
+    """The ``<tournament>`` of the topics ``pegwatch/<tournament>/tables/...``."""
+    accounts: tuple[Account, ...] = ()
+
+
+def parse_hall(text: str, *, source: str = "hub.toml") -> HallSettings:
+    data = parse_toml(text, source=source, error=HubConfigError)
+    _check(isinstance(data, dict), source, "a table", data)
+    hw = f"{source}: hall"
+    hall = _table(data.get("hall", {}), hw, {"tournament"})
+    tournament = _str(hall, "tournament", hw, "hall")
+    _check(TOPIC_ID.fullmatch(tournament) is not None, f"{hw}.tournament", "1 to 32 of A-Z a-z 0-9 _ -", tournament)
+    accounts: list[Account] = []
+    for i, entry in enumerate(_list(data, "accounts", f"{source}: ")):
+        aw = f"{source}: accounts[{i}]"
+        at = _table(entry, aw, {"login", "password_hash"})
+        login = _str(at, "login", aw)
+        _check(TOPIC_ID.fullmatch(login) is not None, f"{aw}.login", "1 to 32 of A-Z a-z 0-9 _ -", login)
+        digest = _str(at, "password_hash", aw)
+        _check(PASSWORD_HASH.fullmatch(digest) is not None, f"{aw}.password_hash",
+               "a hash from `pegwatch hub --hash-password`", digest[:12] + "...")
+        if any(a.login == login for a in accounts):
+            raise HubConfigError(f"{aw}.login: {login!r} is listed twice")
+        accounts.append(Account(login, digest))
+    return HallSettings(tournament, tuple(accounts))
+
+
+def load_hall(path: str | os.PathLike[str]) -> HallSettings:
+    text = read_text(path, limit=MAX_HUB_FILE_BYTES, what="a hub.toml tournament", error=HubConfigError)
+    return parse_hall(text, source=os.fspath(path))
