@@ -1,0 +1,25 @@
+"""Fixtures of the hall's tests: a real Mosquitto with the hall's users and ACL.
+
+The broker runs on a free loopback port with a configuration of its own
+(``pegwatch.hub.broker``); ``./dev test`` installs Mosquitto with apt where it
+is missing, and these tests skip only where it cannot be.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from hall_kit import TABLES, TOURNAMENT
+
+from pegwatch.hub.broker import MOSQUITTO, MosquittoBroker
+
+
+@pytest.fixture
+def broker(tmp_path: Path):
+    """A running Mosquitto: tables 1-4 of tournament ``mso`` and the ``hub`` user."""
+    if not Path(MOSQUITTO).exists() and shutil.which("mosquitto") is None:
+        pytest.skip("Mosquitto is not installed (./dev test installs it with apt)")
+    with MosquittoBroker(tables=list(TABLES), tournament=TOURNAMENT, directory=tmp_path / "broker") as running:
+        yield running

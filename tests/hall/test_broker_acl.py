@@ -1,0 +1,105 @@
+"""The hall's broker with its ACL, against a real Mosquitto: a table speaks only as itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hall_kit import TOURNAMENT, Listener, wait_until
+
+from pegwatch.hub import wire
+from pegwatch.hub.broker import HUB_USER, MosquittoBroker, hash_password, table_user, write_config
+
+NOT_AUTHORIZED = 135  # MQTT 5 reason code
+
+
+def test_a_table_cannot_publish_as_another_table(broker) -> None:
+    hub = Listener(broker, HUB_USER, subscribe=("pegwatch/#",))
+    table3 = Listener(broker, table_user("3"))
+    try:
+        assert hub.wait_connected() == 0 and table3.wait_connected() == 0
+        for channel in wire.Channel:
+            forged = wire.topic(TOURNAMENT, "4", channel)
+            assert table3.publish(forged, b"forged") == NOT_AUTHORIZED, forged
+        # Nor under its own number in another tournament, nor its own commands.
+        assert table3.publish(wire.topic("other", "3", "state"), b"forged") == NOT_AUTHORIZED
+        assert table3.publish(wire.topic(TOURNAMENT, "3", "commands"), b"forged") == NOT_AUTHORIZED
+        own = wire.topic(TOURNAMENT, "3", "state")
+        assert table3.publish(own, b"mine") == 0
+        # The hub receives one publisher's messages in order: once "mine" is
+        # there, every forged one before it would be too.
+        wait_until(lambda: hub.received("/state"), what="table 3's own state at the hub")
+        assert [(m.topic, m.payload) for m in hub.received()] == [(own, b"mine")]
+    finally:
+        hub.close()
+        table3.close()
+
+
+def test_a_table_reads_only_its_own_commands(broker) -> None:
+    hub = Listener(broker, HUB_USER)
+    table3 = Listener(broker, table_user("3"), subscribe=(
+        wire.topic(TOURNAMENT, "4", "commands"), wire.topic(TOURNAMENT, "3", "commands"), "pegwatch/#"))
+    try:
+        assert hub.wait_connected() == 0 and table3.wait_connected() == 0
+        assert hub.publish(wire.topic(TOURNAMENT, "4", "commands"), b"for 4") == 0
+        assert hub.publish(wire.topic(TOURNAMENT, "4", "state"), b"hub forging") == NOT_AUTHORIZED
+        assert hub.publish(wire.topic(TOURNAMENT, "3", "commands"), b"for 3") == 0
+        wait_until(lambda: table3.received("/commands"), what="table 3's command")
+        # Overlapping subscriptions may each deliver it; none delivers table 4's.
+        assert {m.payload for m in table3.received()} == {b"for 3"}
+    finally:
+        hub.close()
+        table3.close()
+
+
+def test_a_wrong_password_or_no_user_is_refused(broker) -> None:
+    wrong = Listener(broker, table_user("3"), password="not-the-password")
+    stranger = Listener(broker, "table-99", password="whatever")
+    try:
+        assert wrong.wait_connected() == NOT_AUTHORIZED
+        assert stranger.wait_connected() == NOT_AUTHORIZED
+    finally:
+        wrong.close()
+        stranger.close()
+
+
+def test_restart_keeps_the_port_and_retained_messages(broker) -> None:
+    table = Listener(broker, table_user("1"))
+    assert table.wait_connected() == 0
+    state = wire.topic(TOURNAMENT, "1", "state")
+    table.client.publish(state, b"retained", qos=1, retain=True)
+    wait_until(lambda: table.pubacks, what="the PUBACK")
+    table.close()
+    port = broker.port
+    broker.restart()
+    assert broker.port == port and broker.is_running
+    hub = Listener(broker, HUB_USER, subscribe=("pegwatch/#",))
+    try:
+        hub.wait_connected()
+        wait_until(lambda: hub.received("/state"), what="the retained state after the restart")
+        assert hub.received("/state")[0].payload == b"retained"
+    finally:
+        hub.close()
+
+
+def test_the_written_files_match_mosquittos_formats(tmp_path: Path) -> None:
+    conf = write_config(tmp_path, tables={"12": "pw12"}, hub_password="hubpw", tournament="mso", port=8883)
+    acl = (tmp_path / "acl").read_text()
+    assert "user table-12\n" in acl and "topic write pegwatch/mso/tables/12/events\n" in acl
+    assert "topic read pegwatch/mso/tables/12/commands\n" in acl
+    assert "topic write pegwatch/mso/tables/12/commands" not in acl
+    text = conf.read_text()
+    assert "allow_anonymous false" in text and "listener 8883\n" in text
+    assert (tmp_path / "passwd").stat().st_mode & 0o077 == 0
+    # The entry mosquitto_passwd itself writes for the password "secret" with this salt.
+    salt = bytes.fromhex("4a6863cd0816663ffa342ae3")
+    assert hash_password("secret", salt=salt) == (
+        "$7$101$SmhjzQgWZj/6NCrj$g4WTujpaxSAvugYIc4CJ3rx7+iqgMWjkPvXjnKNsmF6Qf97yNOWut/fSM+6/Uhk4j+yb0RJgHH2MEvcQVeMu3g==")
+
+
+def test_a_broker_that_cannot_start_says_why(tmp_path: Path) -> None:
+    import pytest
+
+    from pegwatch.hub.broker import BrokerError
+
+    with pytest.raises(BrokerError, match="not installed"):
+        MosquittoBroker(directory=tmp_path, executable="/nonexistent/mosquitto").start()
