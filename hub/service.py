@@ -1,0 +1,423 @@
+"""The hub's MQTT side: every table's messages in, the arbiter's commands out.
+
+:class:`Hall` is the hub without the network: :meth:`Hall.handle` takes one
+topic and payload as the broker delivered them, checks them with
+:mod:`pegwatch.hub.wire`, stores them (:mod:`pegwatch.hub.store`), keeps each
+table's latest status and state in memory for the page, records finished
+matches into the tournament, and tells the page's listeners. A malformed or
+oversized payload, a table hub.toml does not name, a replayed id: logged,
+counted in the store's counters, never raised, nothing stored twice.
+
+:class:`HallLink` is the paho-mqtt client (user ``hub``) that feeds it:
+a persistent session, so the broker keeps the QoS 1 messages of a hub that
+was away, and every table's retained status and state on (re)subscribing.
+A command stays in the store until the table acknowledges it and is sent
+again whenever the table's status says it is back online.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pegwatch.hub import wire
+from pegwatch.hub.config import format_hub, parse_hub
+from pegwatch.hub.model import GameKind, HubError, Result, Tournament
+from pegwatch.hub.store import HallStore, StoredCommand
+from pegwatch.rules.errors import BadInput
+
+__all__ = ["Hall", "HallLink", "Listener", "TableLive", "result_from_wire"]
+
+logger = logging.getLogger(__name__)
+
+#: (what changed: "table" | "command" | "result" | "tournament", its JSON-able detail)
+Listener = Callable[[str, Mapping[str, Any]], None]
+TOURNAMENT_META: Final = "tournament"
+
+
+@dataclass(frozen=True)
+class TableLive:
+    """What the hub last heard from a table; the receive times are the hub's monotonic ns."""
+
+    table: str
+    online: bool | None = None
+    status_rx_ns: int | None = None
+    state: wire.State | None = None
+    state_rx_ns: int | None = None
+
+
+def _strip_secret(value: Any) -> tuple[Any, int]:
+    """``value`` without any key named "secret", and how many were removed. The
+    tables never send it while a game runs; the hub makes sure of it anyway."""
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        removed = 0
+        for k, v in value.items():
+            if k == "secret":
+                removed += 1
+                continue
+            out[k], n = _strip_secret(v)
+            removed += n
+        return out, removed
+    if isinstance(value, list):
+        items = [_strip_secret(v) for v in value]
+        return [v for v, _ in items], sum(n for _, n in items)
+    return value, 0
+
+
+def _by_side(value: object, what: str) -> dict[str, Any]:
+    if not isinstance(value, Mapping) or set(value) - set(wire.PLAYERS):
+        raise HubError(f"result {what}: expected {{white: ..., black: ...}}")
+    return dict(value)
+
+
+def result_from_wire(t: Tournament, r: wire.Result) -> Result:
+    """A table's match result (``game`` 0) as the tournament's :class:`Result`.
+
+    The wire names seats "white" and "black" and the players as the table
+    knows them; the pairing of the table is found by those names (player ids
+    or names of hub.toml), never guessed: a result whose players are not the
+    table's pairing in any round is refused (:class:`HubError`) for the
+    arbiter to enter. ``result`` holds per side ``attempts`` (as codebreaker,
+    one per game, 13 for a failed game) and ``penalties`` (Mastermind) or
+    ``levels`` (Connection), or ``forfeited`` (the sides that lost unplayed).
+    """
+    names = _by_side(r.players, "players")
+    sides: list[str] = [s for s in wire.PLAYERS if s in names]
+
+    def ident(text: object) -> str | None:
+        for p in t.players:
+            if text in (p.id, p.name):
+                return p.id
+        return None
+
+    ids = {s: ident(names[s]) for s in sides}
+    for rnd in reversed(t.played):
+        for pairing in rnd.pairings:
+            if pairing.table == r.table and set(pairing.players) == {i for i in ids.values() if i}:
+                order = {pid: k for k, pid in enumerate(pairing.players)}
+                seats = sorted(sides, key=lambda s: order[ids[s] or ""])
+                return _result(t, rnd.number, r, pairing.players, seats)
+    shown = ", ".join(f"{s} {names[s]!r}" for s in sides)
+    raise HubError(f"result {r.id} of table {r.table}: {shown} are not paired at that table in any round")
+
+
+def _result(t: Tournament, number: int, r: wire.Result, players: tuple[str, ...], seats: list[str]) -> Result:
+    data = dict(r.result)
+    if "forfeited" in data:
+        lost = data["forfeited"]
+        if not isinstance(lost, list) or not set(lost) <= set(seats):
+            raise HubError(f"result {r.id}: forfeited names the sides that lost unplayed")
+        return Result(number, r.table, players, forfeited=tuple(players[seats.index(s)] for s in lost))
+    if t.game.kind is GameKind.MASTERMIND:
+        attempts = _by_side(data.get("attempts"), "attempts")
+        penalties = _by_side(data.get("penalties", {}), "penalties")
+        return Result(
+            number, r.table, players,
+            attempts=tuple(tuple(attempts.get(s, ())) for s in seats),
+            penalties=tuple(float(penalties.get(s, 0.0)) for s in seats) if penalties else (),
+        )
+    levels = _by_side(data.get("levels"), "levels")
+    return Result(number, r.table, players, levels=tuple(tuple(levels.get(s, ())) for s in seats))
+
+
+class Hall:
+    """The hub's live view and its store, fed one message at a time."""
+
+    def __init__(self, store: HallStore, tournament: Tournament, *, tournament_id: str = "hall",
+                 clock: Callable[[], int] = time.monotonic_ns) -> None:
+        self.store = store
+        self.tournament_id = wire.check_id(tournament_id, "tournament")
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._listeners: list[Listener] = []
+        self._publish: Callable[[str, bytes], None] | None = None
+        saved = store.get_meta(TOURNAMENT_META)
+        # The store's copy wins over hub.toml once the hub has run: it holds the arbiter's actions.
+        self._tournament = parse_hub(saved, source="the hub store's tournament") if saved else tournament
+        self._tables: dict[str, TableLive] = {}
+        for latest in store.latest():
+            status = wire.parse_status(_json(latest.status)) if latest.status else None
+            state = wire.parse_state(_json(latest.state)) if latest.state else None
+            self._tables[latest.table] = TableLive(
+                latest.table, None if status is None else status.online, latest.status_rx_ns, state, latest.state_rx_ns
+            )
+
+    # -- what the page reads ---------------------------------------------------
+
+    @property
+    def tournament(self) -> Tournament:
+        return self._tournament
+
+    def now_ns(self) -> int:
+        return self._clock()
+
+    def tables(self) -> list[TableLive]:
+        """Every table heard from or named in hub.toml, in hub.toml's order then by name."""
+        with self._lock:
+            named = list(self._tournament.tables)
+            heard = dict(self._tables)
+        names = named + sorted(set(heard) - set(named), key=_natural)
+        return [heard.get(n, TableLive(n)) for n in names]
+
+    def table(self, name: str) -> TableLive | None:
+        with self._lock:
+            live = self._tables.get(name)
+        if live is None and name in self._tournament.tables:
+            return TableLive(name)
+        return live
+
+    def is_known(self, table: str) -> bool:
+        """hub.toml's ``tables`` when it names them; any table otherwise."""
+        return not self._tournament.tables or table in self._tournament.tables
+
+    # -- listeners -------------------------------------------------------------
+
+    def listen(self, listener: Listener) -> Callable[[], None]:
+        with self._lock:
+            self._listeners.append(listener)
+
+        def stop() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return stop
+
+    def _tell(self, what: str, detail: Mapping[str, Any]) -> None:
+        with self._lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            try:
+                listener(what, detail)
+            except Exception:  # a page gone away must not stop the hall
+                logger.exception("a listener failed on %s", what)
+
+    # -- messages in -----------------------------------------------------------
+
+    def handle(self, topic: str, payload: bytes) -> bool:
+        """Take one message; True when it changed something. Never raises on bad input."""
+        rx_ns = self._clock()
+        try:
+            t, message = wire.parse_message(topic, payload)
+            if t.tournament != self.tournament_id:
+                raise wire.BadMessage(f"{topic[:120]}: another tournament than {self.tournament_id!r}")
+            if not self.is_known(t.table):
+                self.store.count("unknown_table")
+                logger.warning("%s: table %r is not in hub.toml's tables; ignored", topic[:120], t.table)
+                return False
+            return self._take(t.table, message, rx_ns)
+        except BadInput as exc:
+            self.store.count("bad_message")
+            logger.warning("%s", exc)
+            return False
+
+    def _take(self, table: str, message: wire.Message, rx_ns: int) -> bool:
+        if isinstance(message, wire.Status):
+            self.store.put_status(table, _payload(wire.format_status(message)), rx_ns)
+            with self._lock:
+                old = self._tables.get(table, TableLive(table))
+                self._tables[table] = TableLive(table, message.online, rx_ns, old.state, old.state_rx_ns)
+            if message.online:
+                self.resend(table)
+            self._tell("table", {"table": table})
+            return True
+        if isinstance(message, wire.State):
+            self.store.put_state(table, _payload(wire.format_state(message)), rx_ns)
+            with self._lock:
+                old = self._tables.get(table, TableLive(table))
+                self._tables[table] = TableLive(table, old.online, old.status_rx_ns, message, rx_ns)
+            self._tell("table", {"table": table})
+            return True
+        if isinstance(message, wire.Event):
+            data, removed = _strip_secret(dict(message.data))
+            if removed:
+                self.store.count("secret_stripped", removed)
+                logger.warning("event %s of table %s carried a secret; removed", message.id, table)
+            payload = _payload(wire.format_event(wire.Event(message.table, message.match, message.seq,
+                                                            message.kind, message.t_ms, data)))
+            new = self.store.add_message("event", message.id, table, payload, rx_ns)
+            if new:
+                self._tell("event", {"table": table, "id": message.id})
+            return new
+        if isinstance(message, wire.Result):
+            new = self.store.add_message("result", message.id, table, _payload(wire.format_result(message)), rx_ns)
+            if new:
+                self._record(message)
+            return new
+        if isinstance(message, wire.Evidence):
+            payload = _payload(wire.format_evidence(message))
+            new = self.store.add_message("evidence", message.id, table, payload, rx_ns)
+            if new:
+                self._tell("evidence", {"table": table, "id": message.id, "row": message.row})
+            return new
+        if isinstance(message, wire.Ack):
+            applied = self.store.ack_command(message.command, message.status.value, message.reason, message.seq)
+            if not applied:
+                logger.warning("ack of table %s for command %s: unknown or already acknowledged", table,
+                               message.command)
+            else:
+                self._tell("command", {"table": table, "id": message.command, "status": message.status.value})
+            return applied
+        self.store.count("bad_message")  # a command published by a table: not the hub's to take
+        logger.warning("table %s published on its commands topic; ignored", table)
+        return False
+
+    def _record(self, r: wire.Result) -> None:
+        if r.game != 0:
+            self._tell("result", {"table": r.table, "id": r.id, "recorded": False})
+            return
+        try:
+            with self._lock:
+                self.apply(lambda t: t.record(result_from_wire(t, r)))
+        except HubError as exc:
+            self.store.count("result_not_recorded")
+            logger.warning("%s", exc)
+            self._tell("result", {"table": r.table, "id": r.id, "recorded": False, "why": str(exc)})
+            return
+        self._tell("result", {"table": r.table, "id": r.id, "recorded": True})
+
+    # -- the tournament --------------------------------------------------------
+
+    def apply(self, action: Callable[[Tournament], Tournament]) -> Tournament:
+        """An arbiter's action on the tournament, saved before it is shown (HubError when refused)."""
+        with self._lock:
+            new = action(self._tournament)
+            self.store.set_meta(TOURNAMENT_META, format_hub(new))
+            self._tournament = new
+        self._tell("tournament", {})
+        return new
+
+    # -- commands out ----------------------------------------------------------
+
+    def attach(self, publish: Callable[[str, bytes], None] | None) -> None:
+        """Where commands go: ``publish(topic, payload)`` at QoS 1 (None: nowhere yet)."""
+        self._publish = publish
+
+    def send_command(self, table: str, kind: wire.CommandKind, args: Mapping[str, Any], by: str) -> StoredCommand:
+        """Keep the command, then send it if the table is online; BadMessage if its args are wrong."""
+        if not self.is_known(table):
+            raise HubError(f"table {table!r} is not in hub.toml's tables")
+        command = wire.Command(uuid.uuid4().hex, wire.check_id(table, "table"), kind, dict(args), by)
+        stored = StoredCommand(command.id, table, kind.value, _payload(wire.format_command(command)), by,
+                               "pending", 0, None, None, self._clock())
+        self.store.add_command(stored)
+        live = self.table(table)
+        if live is not None and live.online:
+            self._send(stored)
+        self._tell("command", {"table": table, "id": command.id, "status": "pending"})
+        return stored
+
+    def resend(self, table: str) -> int:
+        """Send every command the table has not acknowledged (it just came back)."""
+        pending = self.store.commands(table, unacked_only=True)
+        for command in pending:
+            self._send(command)
+        return len(pending)
+
+    def _send(self, command: StoredCommand) -> None:
+        publish = self._publish
+        if publish is None:
+            return
+        try:
+            publish(wire.topic(self.tournament_id, command.table, wire.Channel.COMMANDS),
+                    _json(command.payload))
+        except Exception as exc:  # the broker is away: it goes again when the table is back
+            logger.warning("command %s to table %s not sent: %s", command.id, command.table, exc)
+            return
+        self.store.mark_sent(command.id)
+        self._tell("command", {"table": command.table, "id": command.id, "status": "sent"})
+
+
+def _natural(name: str) -> tuple[int, int | str]:
+    return (0, int(name)) if name.isdigit() else (1, name)
+
+
+def _payload(data: bytes) -> dict[str, Any]:
+    value = json.loads(data)
+    assert isinstance(value, dict)
+    return value
+
+
+def _json(payload: Mapping[str, Any]) -> bytes:
+    return json.dumps(dict(payload)).encode("utf-8")
+
+
+class HallLink:
+    """The hub's paho-mqtt client: subscribes to every table of the tournament and feeds :class:`Hall`."""
+
+    def __init__(self, hall: Hall, host: str, port: int, *, username: str | None = "hub",
+                 password: str | None = None, ca_file: str | None = None, client_id: str | None = None) -> None:
+        import paho.mqtt.client as mqtt
+        from paho.mqtt.enums import CallbackAPIVersion
+
+        self.hall = hall
+        self.host, self.port = host, port
+        self._connected = threading.Event()
+        self._client = mqtt.Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=client_id or f"pegwatch-hub-{hall.tournament_id}",
+            clean_session=False,  # the broker queues QoS 1 messages while the hub is away
+            protocol=mqtt.MQTTv311,
+        )
+        if username:
+            self._client.username_pw_set(username, password)
+        if ca_file:
+            self._client.tls_set(ca_certs=ca_file)
+        self._client.reconnect_delay_set(min_delay=1, max_delay=10)
+        self._client.on_connect = self._on_connect
+        self._client.on_disconnect = self._on_disconnect
+        self._client.on_message = self._on_message
+
+    def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        if reason.is_failure:
+            logger.error("broker %s:%d refused the hub: %s", self.host, self.port, reason)
+            return
+        client.subscribe(wire.hall_filter(self.hall.tournament_id), qos=1)
+        self._connected.set()
+        logger.info("hub connected to %s:%d", self.host, self.port)
+
+    def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        self._connected.clear()
+        logger.warning("hub lost the broker %s:%d (%s); reconnecting", self.host, self.port, reason)
+
+    def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
+        try:
+            self.hall.handle(message.topic, message.payload)
+        except Exception:  # the store failed: say so, keep the link (the broker redelivers unacked QoS 1)
+            logger.exception("hub could not take %s", message.topic)
+
+    def publish(self, topic: str, payload: bytes) -> None:
+        info = self._client.publish(topic, payload, qos=1)
+        if info.rc != 0:
+            raise ConnectionError(f"publish to {topic}: {info.rc}")
+
+    @property
+    def is_connected(self) -> bool:
+        return self._connected.is_set()
+
+    def wait_for_connection(self, timeout: float | None = None) -> bool:
+        return self._connected.wait(timeout)
+
+    def start(self) -> HallLink:
+        self._client.connect_async(self.host, self.port, keepalive=30)
+        self._client.loop_start()
+        self.hall.attach(self.publish)
+        return self
+
+    def close(self) -> None:
+        self.hall.attach(None)
+        self._client.disconnect()
+        self._client.loop_stop()
+
+    def __enter__(self) -> HallLink:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
