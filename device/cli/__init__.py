@@ -26,6 +26,7 @@ _COMMAND_MODULES = (
     "pegwatch.device.cli.vision_cmd",
     "pegwatch.device.cli.table_cmd",
     "pegwatch.device.cli.preview_cmd",
+    "pegwatch.device.cli.report_cmd",
 )
 
 Handler = Callable[[argparse.Namespace], int]
