@@ -142,6 +142,9 @@ class Hall:
         # The store's copy wins over hub.toml once the hub has run: it holds the arbiter's actions.
         self._tournament = parse_hub(saved, source="the hub store's tournament") if saved else tournament
         self._tables: dict[str, TableLive] = {}
+        self._pending: dict[str, set[str]] = {}
+        for command in store.commands(unacked_only=True):
+            self._pending.setdefault(command.table, set()).add(command.id)
         for latest in store.latest():
             status = wire.parse_status(_json(latest.status)) if latest.status else None
             state = wire.parse_state(_json(latest.state)) if latest.state else None
@@ -172,6 +175,11 @@ class Hall:
         if live is None and name in self._tournament.tables:
             return TableLive(name)
         return live
+
+    def pending(self, table: str) -> int:
+        """How many commands the table has not acknowledged yet."""
+        with self._lock:
+            return len(self._pending.get(table, ()))
 
     def is_known(self, table: str) -> bool:
         """hub.toml's ``tables`` when it names them; any table otherwise."""
@@ -263,6 +271,8 @@ class Hall:
                 logger.warning("ack of table %s for command %s: unknown or already acknowledged", table,
                                message.command)
             else:
+                with self._lock:
+                    self._pending.get(table, set()).discard(message.command)
                 self._tell("command", {"table": table, "id": message.command, "status": message.status.value})
             return applied
         self.store.count("bad_message")  # a command published by a table: not the hub's to take
@@ -308,6 +318,8 @@ class Hall:
         stored = StoredCommand(command.id, table, kind.value, _payload(wire.format_command(command)), by,
                                "pending", 0, None, None, self._clock())
         self.store.add_command(stored)
+        with self._lock:
+            self._pending.setdefault(table, set()).add(command.id)
         live = self.table(table)
         if live is not None and live.online:
             self._send(stored)

@@ -1,0 +1,204 @@
+// pegwatch hall: the clocks run here, the rest comes by server-sent events.
+// No framework, no CDN: the hall has no internet. Times come from
+// performance.now() (monotonic): a clock shows remaining_ms less the time
+// since the hub received the table's state (age_ms) and since this page did.
+"use strict";
+(function () {
+  var received = {};  // table -> performance.now() at which its state was age_ms old
+
+  function fmt(ms) {
+    var sign = ms < 0 ? "-" : "";
+    var total = Math.floor(Math.abs(ms) / 1000);
+    var m = Math.floor(total / 60), s = total % 60;
+    return sign + m + ":" + (s < 10 ? "0" : "") + s;
+  }
+
+  function setList(el, values, label) {
+    if (!el) return;
+    el.dataset.rows = values.join(",");
+    el.hidden = values.length === 0;
+    el.textContent = values.length ? label + values.join(", ") : "";
+  }
+
+  function tick() {
+    var now = performance.now();
+    document.querySelectorAll(".card").forEach(function (card) {
+      var t0 = received[card.dataset.table];
+      card.querySelectorAll(".clock").forEach(function (clock) {
+        if (clock.dataset.remainingMs === "") return;
+        var left = Number(clock.dataset.remainingMs);
+        if (clock.dataset.running === "true" && t0 !== undefined) left -= now - t0;
+        clock.textContent = fmt(left);
+        clock.classList.toggle("low", left < 10000);
+        clock.classList.toggle("out", left <= 0);
+      });
+    });
+  }
+
+  function stamp(card) {
+    var age = card.dataset.ageMs;
+    received[card.dataset.table] = performance.now() - (age === "" ? 0 : Number(age));
+  }
+
+  function newCard(t) {
+    var grid = document.getElementById("grid");
+    if (!grid) return null;
+    var card = document.createElement("article");
+    card.className = "card";
+    card.id = "table-" + t.table;
+    card.dataset.table = t.table;
+    var link = document.body.dataset.public === "true"
+      ? '<span class="table-name"></span>' : '<a class="table-name" href="/tables/' + encodeURIComponent(t.table) + '"></a>';
+    card.innerHTML = "<header>" + link + ' <span class="offline-marker"></span> <span class="needs"></span></header>' +
+      ["white", "black"].map(function (side) {
+        return '<div class="side side-' + side + '"><span class="player"></span> <span class="clock" data-side="' + side +
+          '" data-remaining-ms="" data-running="false"></span></div>';
+      }).join("") +
+      '<div class="where">game <span class="game"></span> · row <span class="row"></span> <span class="phase"></span></div>' +
+      '<ul class="flags"></ul><div class="mismarks"></div><div class="uncertain"></div><div class="alarms"></div><div class="pending"></div>';
+    card.querySelector(".table-name").textContent = "Table " + t.table;
+    var ids = { ".offline-marker": "offline-", ".needs": "needs-", ".game": "game-", ".row": "row-", ".phase": "phase-",
+      ".flags": "flags-", ".mismarks": "mismarks-", ".uncertain": "uncertain-", ".alarms": "alarms-", ".pending": "pending-" };
+    Object.keys(ids).forEach(function (sel) { card.querySelector(sel).id = ids[sel] + t.table; });
+    card.querySelectorAll(".side").forEach(function (div) {
+      var side = div.querySelector(".clock").dataset.side;
+      div.querySelector(".player").id = "player-" + t.table + "-" + side;
+      div.querySelector(".clock").id = "clock-" + t.table + "-" + side;
+    });
+    grid.appendChild(card);
+    return card;
+  }
+
+  function byId(prefix, table) { return document.getElementById(prefix + table); }
+
+  function update(t) {
+    var card = byId("table-", t.table) || newCard(t);
+    if (!card) return;
+    card.dataset.status = t.status;
+    card.className = "card status-" + t.status;
+    card.dataset.needs = t.needs;
+    card.dataset.ageMs = t.age_ms === null ? "" : t.age_ms;
+    card.dataset.flags = t.flags.join(",");
+    card.dataset.mismarks = t.mismarks.join(",");
+    card.dataset.uncertain = t.uncertain_rows.join(",");
+    card.dataset.pending = t.pending_commands;
+    card.dataset.turn = t.turn || "";
+    var off = byId("offline-", t.table);
+    off.hidden = !t.offline;
+    off.textContent = t.status === "offline" ? "OFFLINE" : "NOT CONNECTED";
+    byId("needs-", t.table).textContent = t.needs || "";
+    ["white", "black"].forEach(function (side) {
+      byId("player-" + t.table + "-", side).textContent = t.players ? t.players[side] : "—";
+      var clock = byId("clock-" + t.table + "-", side);
+      clock.dataset.remainingMs = t.clocks ? t.clocks[side].remaining_ms : "";
+      clock.dataset.running = t.clocks && t.clocks[side].running ? "true" : "false";
+      if (!t.clocks) clock.textContent = "–:––";
+      clock.parentNode.classList.toggle("to-move", t.turn === side);
+    });
+    byId("game-", t.table).textContent = t.game === null ? "–" : t.game;
+    byId("row-", t.table).textContent = t.row;
+    byId("phase-", t.table).textContent = t.phase;
+    var flags = byId("flags-", t.table);
+    flags.textContent = "";
+    t.flags.forEach(function (f) {
+      var li = document.createElement("li");
+      li.className = "flag"; li.dataset.flag = f; li.textContent = "flag: " + f;
+      flags.appendChild(li);
+    });
+    setList(byId("mismarks-", t.table), t.mismarks, "mis-mark: row ");
+    setList(byId("uncertain-", t.table), t.uncertain_rows, "uncertain: row ");
+    var alarms = byId("alarms-", t.table);
+    alarms.hidden = t.alarms.length === 0; alarms.textContent = t.alarms.join(", ");
+    var pending = byId("pending-", t.table);
+    pending.hidden = !t.pending_commands;
+    pending.textContent = t.pending_commands ? t.pending_commands + " command(s) not applied yet" : "";
+    stamp(card);
+    sortGrid();
+  }
+
+  var STATUS_TEXT = { pending: "waiting for the table", sent: "sent" };
+
+  function commandChanged(c) {
+    var li = document.getElementById("command-" + c.id);
+    if (!li) return;
+    li.dataset.status = c.status;
+    var span = li.querySelector(".command-status");
+    if (span) span.textContent = STATUS_TEXT[c.status] || c.status;
+  }
+
+  function natural(a, b) {
+    var na = /^\d+$/.test(a), nb = /^\d+$/.test(b);
+    if (na && nb) return Number(a) - Number(b);
+    if (na !== nb) return na ? -1 : 1;
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
+
+  function sortGrid() {
+    var grid = document.getElementById("grid");
+    if (!grid || grid.dataset.sort !== "needs") return;
+    var cards = Array.prototype.slice.call(grid.querySelectorAll(".card"));
+    cards.sort(function (a, b) {
+      return (Number(b.dataset.needs) - Number(a.dataset.needs)) || natural(a.dataset.table, b.dataset.table);
+    });
+    var same = cards.every(function (c, i) { return grid.children[i] === c; });
+    if (!same) cards.forEach(function (c) { grid.appendChild(c); });
+  }
+
+  function unsortGrid() {
+    var grid = document.getElementById("grid");
+    var cards = Array.prototype.slice.call(grid.querySelectorAll(".card"));
+    cards.sort(function (a, b) { return natural(a.dataset.table, b.dataset.table); });
+    cards.forEach(function (c) { grid.appendChild(c); });
+  }
+
+  var standingsTimer = null;
+  function refreshStandings() {
+    var body = document.getElementById("standings-body");
+    if (!body || standingsTimer) return;
+    standingsTimer = setTimeout(function () {
+      standingsTimer = null;
+      fetch("/api/standings", { cache: "no-store" }).then(function (r) { return r.json(); }).then(function (s) {
+        body.textContent = "";
+        s.rows.forEach(function (r) {
+          var tr = document.createElement("tr");
+          tr.dataset.player = r.player; tr.dataset.rank = r.rank;
+          [r.rank + (r.shared ? "=" : ""), r.name, r.score, r.games].concat(r.tiebreaks).forEach(function (v) {
+            var td = document.createElement("td"); td.textContent = v; tr.appendChild(td);
+          });
+          body.appendChild(tr);
+        });
+      });
+    }, 300);
+  }
+
+  function connect() {
+    var url = document.body.dataset.stream;
+    var live = document.getElementById("live");
+    if (!url || !window.EventSource) return;
+    var source = new EventSource(url);
+    source.onopen = function () { if (live) live.dataset.state = "open"; };
+    source.onerror = function () { if (live) live.dataset.state = "lost"; };
+    source.addEventListener("table", function (e) { update(JSON.parse(e.data)); });
+    source.addEventListener("command", function (e) { commandChanged(JSON.parse(e.data)); });
+    source.addEventListener("result", refreshStandings);
+    source.addEventListener("tournament", refreshStandings);
+    source.addEventListener("reload", function () { location.reload(); });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll(".card").forEach(stamp);
+    var button = document.getElementById("sort-needs");
+    if (button) {
+      button.addEventListener("click", function () {
+        var grid = document.getElementById("grid");
+        var on = grid.dataset.sort !== "needs";
+        grid.dataset.sort = on ? "needs" : "table";
+        button.setAttribute("aria-pressed", on ? "true" : "false");
+        if (on) sortGrid(); else unsortGrid();
+      });
+    }
+    tick();
+    setInterval(tick, 100);
+    connect();
+  });
+})();

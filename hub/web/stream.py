@@ -1,0 +1,124 @@
+"""Live updates for the page: server-sent events from the hall's listeners.
+
+The hall tells its listeners from the MQTT thread; each open page is a
+:class:`Subscriber` on the web server's event loop. A table that changes
+many times before the page is sent anything is sent once, as it is then
+(the set of changed tables), so a busy hall cannot pile up a backlog in a
+slow browser; other news (a command acknowledged, a result) is queued, at
+most :data:`MAX_QUEUED` of it, after which the page is told to reload.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any, Final
+
+from pegwatch.hub.service import Hall
+from pegwatch.hub.web.views import table_json
+
+__all__ = ["Broadcaster", "Subscriber"]
+
+MAX_QUEUED: Final = 1000
+#: A comment line this often keeps proxies and the browser from closing a quiet stream.
+KEEPALIVE_S: Final = 15.0
+#: What a spectator's stream carries: no commands, no evidence.
+PUBLIC_KINDS: Final = frozenset({"table", "result", "tournament"})
+
+
+class Subscriber:
+    def __init__(self, loop: asyncio.AbstractEventLoop, *, public: bool) -> None:
+        self.loop = loop
+        self.public = public
+        self.wake = asyncio.Event()
+        self.dirty: set[str] = set()
+        self.news: list[tuple[str, dict[str, Any]]] = []
+        self.overflow = False
+        self.closed = False
+
+
+class Broadcaster:
+    """Fans the hall's changes out to every open stream."""
+
+    def __init__(self, hall: Hall) -> None:
+        self.hall = hall
+        self._lock = threading.Lock()
+        self._subscribers: list[Subscriber] = []
+        self._stop_listening: Callable[[], None] = hall.listen(self._on_change)
+
+    def _on_change(self, what: str, detail: Mapping[str, Any]) -> None:
+        table = detail.get("table")
+        with self._lock:
+            subscribers = list(self._subscribers)
+            for sub in subscribers:
+                if isinstance(table, str) and what in ("table", "command"):
+                    sub.dirty.add(table)  # a command changes the table's pending count
+                if what != "table" and (not sub.public or what in PUBLIC_KINDS):
+                    if len(sub.news) >= MAX_QUEUED:
+                        sub.overflow = True
+                    else:
+                        sub.news.append((what, dict(detail)))
+        for sub in subscribers:
+            try:
+                sub.loop.call_soon_threadsafe(sub.wake.set)
+            except RuntimeError:  # its loop has closed: the page is gone
+                self._drop(sub)
+
+    def _drop(self, sub: Subscriber) -> None:
+        with self._lock:
+            if sub in self._subscribers:
+                self._subscribers.remove(sub)
+
+    @property
+    def subscribers(self) -> int:
+        with self._lock:
+            return len(self._subscribers)
+
+    async def events(self, *, public: bool) -> AsyncIterator[str]:
+        """The text of one page's event stream, until the page goes or the hub stops."""
+        sub = Subscriber(asyncio.get_running_loop(), public=public)
+        with self._lock:
+            self._subscribers.append(sub)
+        try:
+            yield "retry: 2000\n\n"
+            while not sub.closed:
+                try:
+                    await asyncio.wait_for(sub.wake.wait(), KEEPALIVE_S)
+                except TimeoutError:
+                    yield ": keepalive\n\n"
+                    continue
+                sub.wake.clear()
+                with self._lock:
+                    dirty, sub.dirty = sub.dirty, set()
+                    news, sub.news = sub.news, []
+                    overflow, sub.overflow = sub.overflow, False
+                if sub.closed:
+                    break
+                if overflow:
+                    yield _event("reload", {})
+                now = self.hall.now_ns()
+                for name in sorted(dirty):
+                    live = self.hall.table(name)
+                    if live is not None:
+                        yield _event("table", table_json(self.hall, live, now))
+                for what, detail in news:
+                    yield _event(what, detail)
+        finally:
+            self._drop(sub)
+
+    def close(self) -> None:
+        """End every stream (the hub is stopping)."""
+        self._stop_listening()
+        with self._lock:
+            subscribers, self._subscribers = self._subscribers, []
+        for sub in subscribers:
+            sub.closed = True
+            with contextlib.suppress(RuntimeError):
+                sub.loop.call_soon_threadsafe(sub.wake.set)
+
+
+def _event(kind: str, data: Mapping[str, Any]) -> str:
+    return f"event: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
