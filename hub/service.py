@@ -365,7 +365,8 @@ class HallLink:
     """The hub's paho-mqtt client: subscribes to every table of the tournament and feeds :class:`Hall`."""
 
     def __init__(self, hall: Hall, host: str, port: int, *, username: str | None = "hub",
-                 password: str | None = None, ca_file: str | None = None, client_id: str | None = None) -> None:
+                 password: str | None = None, tls: bool = False, ca_file: str | None = None,
+                 client_id: str | None = None) -> None:
         import paho.mqtt.client as mqtt
         from paho.mqtt.enums import CallbackAPIVersion
 
@@ -380,8 +381,8 @@ class HallLink:
         )
         if username:
             self._client.username_pw_set(username, password)
-        if ca_file:
-            self._client.tls_set(ca_certs=ca_file)
+        if tls or ca_file:
+            self._client.tls_set(ca_certs=ca_file)  # None: the system's CAs
         self._client.reconnect_delay_set(min_delay=1, max_delay=10)
         self._client.on_connect = self._on_connect
         self._client.on_disconnect = self._on_disconnect

@@ -27,6 +27,7 @@ _COMMAND_MODULES = (
     "pegwatch.device.cli.table_cmd",
     "pegwatch.device.cli.preview_cmd",
     "pegwatch.device.cli.report_cmd",
+    "pegwatch.device.cli.hub_cmd",
 )
 
 Handler = Callable[[argparse.Namespace], int]
