@@ -387,13 +387,13 @@ class HallLink:
         self._client.on_connect = self._on_connect
         self._client.on_disconnect = self._on_disconnect
         self._client.on_message = self._on_message
+        self._client.on_subscribe = lambda *_: self._connected.set()
 
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
         if reason.is_failure:
             logger.error("broker %s:%d refused the hub: %s", self.host, self.port, reason)
             return
         client.subscribe(wire.hall_filter(self.hall.tournament_id), qos=1)
-        self._connected.set()
         logger.info("hub connected to %s:%d", self.host, self.port)
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
@@ -416,6 +416,7 @@ class HallLink:
         return self._connected.is_set()
 
     def wait_for_connection(self, timeout: float | None = None) -> bool:
+        """Wait until the broker has the hub's subscription (so nothing published after is missed)."""
         return self._connected.wait(timeout)
 
     def start(self) -> HallLink:

@@ -1,0 +1,148 @@
+"""The hub against a real Mosquitto with the hall's ACL: bad input counted, duplicates stored once,
+commands kept for a table that is away, a hub that was away gets what it missed."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hall_kit import TOURNAMENT, Listener, wait_until
+
+from pegwatch.hub import wire
+from pegwatch.hub.broker import HUB_USER, table_user
+from pegwatch.hub.model import Game, GameKind, Pairing, Player, Round, Tournament
+from pegwatch.hub.service import Hall, HallLink
+from pegwatch.hub.store import SqliteHallStore
+
+_ids = itertools.count(1)
+
+
+def tournament() -> Tournament:
+    t = Tournament("test", Game(GameKind.MASTERMIND, "mso"), tables=("1", "2", "3"),
+                   players=tuple(Player(p, p.title()) for p in ("ann", "bob", "cy", "dee")))
+    return t.add_round(Round(1, (Pairing("1", ("ann", "bob")), Pairing("2", ("cy", "dee")))))
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = SqliteHallStore(tmp_path / "hall.sqlite")
+    yield s
+    s.close()
+
+
+def hub_link(broker, hall: Hall, client_id: str) -> HallLink:
+    link = HallLink(hall, broker.host, broker.port, username=HUB_USER, password=broker.password(HUB_USER),
+                    client_id=client_id).start()
+    assert link.wait_for_connection(20), "the hub did not subscribe"
+    return link
+
+
+def state(table: str, seq: int) -> bytes:
+    return wire.format_state(wire.State(
+        table=table, match="m1", seq=seq, game=1, players=("Ann", "Bob"), turn="black",
+        clocks=(wire.ClockReading(300_000, False), wire.ClockReading(290_000, True)), flags=("white",)))
+
+
+def event(table: str, seq: int, **data) -> bytes:
+    return wire.format_event(wire.Event(table, "m1", seq, "press", seq * 100, data or {"seat": 1}))
+
+
+def test_bad_payloads_are_counted_duplicates_stored_once_and_the_hub_goes_on(broker, store):
+    hall = Hall(store, tournament(), tournament_id=TOURNAMENT)
+    link = hub_link(broker, hall, f"hub-test-{next(_ids)}")
+    table1 = Listener(broker, table_user("1"))
+    table4 = Listener(broker, table_user("4"))  # a table of the broker that hub.toml does not name
+    try:
+        assert table1.wait_connected() == 0 and table4.wait_connected() == 0
+        mine = lambda channel: wire.topic(TOURNAMENT, "1", channel)  # noqa: E731
+        assert table1.publish(mine("state"), b"{not json") == 0
+        assert table1.publish(mine("events"), b"[" * 70_000) == 0  # over the 64 KiB a message may be
+        assert table1.publish(mine("events"), event("2", 1)) == 0  # names another table than its topic
+        assert table1.publish(mine("events"), event("1", 1)) == 0
+        assert table1.publish(mine("events"), event("1", 1)) == 0  # the outbox sent it again
+        assert table1.publish(mine("state"), state("1", 1)) == 0
+        assert table4.publish(wire.topic(TOURNAMENT, "4", "state"), state("4", 1)) == 0
+        assert table1.publish(mine("events"), event("1", 2)) == 0
+        # One publisher's messages arrive in order: once event 2 is in, everything before it is.
+        wait_until(lambda: len(store.messages("event")) == 2, what="table 1's events in the store")
+        wait_until(lambda: store.counters().get("unknown_table") == 1, what="table 4 counted")
+        assert [m.id for m in store.messages("event")] == ["m1:1", "m1:2"]
+        assert store.counters() == {"bad_message": 3, "duplicate_events": 1, "unknown_table": 1}
+        live = hall.table("1")
+        assert live.state is not None and live.state.flags == ("white",)
+        assert hall.table("4") is None
+    finally:
+        table1.close()
+        table4.close()
+        link.close()
+
+
+def test_a_command_waits_for_a_table_that_is_away_and_reaches_it_when_it_is_back(broker, store):
+    hall = Hall(store, tournament(), tournament_id=TOURNAMENT)
+    link = hub_link(broker, hall, f"hub-test-{next(_ids)}")
+    status = wire.topic(TOURNAMENT, "2", "status")
+    table2 = Listener(broker, table_user("2"), subscribe=(wire.topic(TOURNAMENT, "2", "commands"),))
+    try:
+        assert table2.wait_connected() == 0
+        table2.client.publish(status, wire.format_status(wire.Status("2", False)), qos=1, retain=True)
+        wait_until(lambda: hall.table("2") is not None and hall.table("2").online is False, what="table 2 offline")
+        command = hall.send_command("2", wire.CommandKind.ADJUST_CLOCK, {"player": "white", "delta_ms": 10_000}, "arb")
+        assert store.commands("2")[0].status == "pending"
+        # The table is back: its retained status says so, and the hub sends what it kept.
+        table2.client.publish(status, wire.format_status(wire.Status("2", True, "m1")), qos=1, retain=True)
+        wait_until(lambda: table2.received("/commands"), what="the command at table 2")
+        sent = wire.parse_command(table2.received("/commands")[0].payload)
+        assert (sent.id, dict(sent.args)) == (command.id, {"player": "white", "delta_ms": 10_000})
+        assert store.commands("2")[0].status == "sent"
+        ack = wire.format_ack(wire.Ack(command.id, "2", wire.AckStatus.APPLIED, None, 42))
+        assert table2.publish(wire.topic(TOURNAMENT, "2", "acks"), ack) == 0
+        assert table2.publish(wire.topic(TOURNAMENT, "2", "acks"), ack) == 0  # replayed
+        wait_until(lambda: store.counters().get("stray_acks") == 1, what="the replayed ack counted")
+        [done] = store.commands("2")
+        assert (done.status, done.seq) == ("applied", 42)
+        assert hall.pending("2") == 0
+    finally:
+        table2.close()
+        link.close()
+
+
+def test_a_hub_that_was_away_gets_what_the_tables_sent_meanwhile(broker, store):
+    hall = Hall(store, tournament(), tournament_id=TOURNAMENT)
+    client_id = f"hub-test-{next(_ids)}"
+    link = hub_link(broker, hall, client_id)
+    table3 = Listener(broker, table_user("3"))
+    try:
+        assert table3.wait_connected() == 0
+        assert table3.publish(wire.topic(TOURNAMENT, "3", "events"), event("3", 1)) == 0
+        wait_until(lambda: store.messages("event", "3"), what="the first event")
+        link.close()  # the broker keeps the hub's session and queues for it
+        for seq in (2, 3, 4):
+            assert table3.publish(wire.topic(TOURNAMENT, "3", "events"), event("3", seq)) == 0
+        assert table3.publish(wire.topic(TOURNAMENT, "3", "events"), event("3", 1)) == 0  # sent again
+        # A new hub process: a new Hall over the same store, the same client id.
+        again = Hall(store, tournament(), tournament_id=TOURNAMENT)
+        link = hub_link(broker, again, client_id)
+        wait_until(lambda: len(store.messages("event", "3")) == 4, what="the queued events")
+        wait_until(lambda: store.counters().get("duplicate_events") == 1, what="the duplicate counted")
+        assert [m.id for m in store.messages("event", "3")] == ["m1:1", "m1:2", "m1:3", "m1:4"]
+    finally:
+        table3.close()
+        link.close()
+
+
+def test_a_match_result_from_a_table_lands_in_the_standings_once(broker, store):
+    hall = Hall(store, tournament(), tournament_id=TOURNAMENT)
+    link = hub_link(broker, hall, f"hub-test-{next(_ids)}")
+    table1 = Listener(broker, table_user("1"))
+    try:
+        assert table1.wait_connected() == 0
+        result = wire.format_result(wire.Result("1", "m1", 90, 0, {"white": "Ann", "black": "bob"},
+                                                {"attempts": {"white": [3], "black": [7]}}))
+        for _ in range(2):
+            assert table1.publish(wire.topic(TOURNAMENT, "1", "results"), result) == 0
+        wait_until(lambda: store.counters().get("duplicate_results") == 1, what="the second copy counted")
+        [r] = hall.tournament.results
+        assert (r.table, r.players, r.attempts) == ("1", ("ann", "bob"), ((3,), (7,)))
+    finally:
+        table1.close()
+        link.close()
