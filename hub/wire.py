@@ -164,6 +164,8 @@ class State:
     uncertain_rows: tuple[int, ...] = ()
     alarms: tuple[str, ...] = ()
     phase: str = ""
+    #: The arbiter paused the clocks (neither runs).
+    paused: bool = False
 
 
 def format_state(s: State) -> bytes:
@@ -176,7 +178,7 @@ def format_state(s: State) -> bytes:
         "rows": [{"row": r.row, "guess": list(r.guess), "marks": {"black": r.black, "white": r.white},
                   "verdict": r.verdict, "uncertain": r.uncertain} for r in s.rows],
         "flags": list(s.flags), "mismarks": list(s.mismarks), "uncertain_rows": list(s.uncertain_rows),
-        "alarms": list(s.alarms), "phase": s.phase,
+        "alarms": list(s.alarms), "phase": s.phase, "paused": s.paused,
     }, "state")
 
 
@@ -210,7 +212,7 @@ def parse_state(payload: bytes | str, *, where: str = "state") -> State:
         clocks=(clock("white"), clock("black")),
         rows=tuple(_row(r, f"{where}.rows[{i}]") for i, r in enumerate(f.array("rows", limit=MAX_ROWS))),
         flags=f.strs("flags"), mismarks=f.ints("mismarks"), uncertain_rows=f.ints("uncertain_rows"),
-        alarms=f.strs("alarms"), phase=f.text("phase"),
+        alarms=f.strs("alarms"), phase=f.text("phase"), paused=f.data.get("paused") is True,
     )
 
 

@@ -35,6 +35,7 @@ from pegwatch.device.errors import ConfigError
 from pegwatch.device.hardware.buzzer import BuzzerSettings
 from pegwatch.device.hardware.pins import PinMap
 from pegwatch.device.preview.settings import PreviewSettings
+from pegwatch.device.table.hall.settings import HallSettings
 from pegwatch.rules.textfile import MIB, parse_toml, read_text
 
 logger = logging.getLogger(__name__)
@@ -62,7 +63,7 @@ CAMERA_KINDS: Final = ("auto", "render", "picamera2", "webcam", "video", "images
 
 # Sections this module reads, and those it hands to the device modules.
 _OWN_SECTIONS: Final = ("table", "match", "camera", "vision", "journal", "hardware")
-_DEVICE_SECTIONS: Final = ("pins", "buzzer", "display", "preview")
+_DEVICE_SECTIONS: Final = ("pins", "buzzer", "display", "preview", "hall")
 _SECTIONS: Final = _OWN_SECTIONS + _DEVICE_SECTIONS
 
 _KEYS: Final[Mapping[str, tuple[str, ...]]] = {
@@ -140,6 +141,7 @@ class TableConfig:
     buzzer: BuzzerSettings = field(default_factory=BuzzerSettings)
     display: DisplaySettings = field(default_factory=DisplaySettings)
     preview: PreviewSettings = field(default_factory=PreviewSettings)
+    hall: HallSettings | None = None  # [hall]: the tournament hall (None: the table works alone)
     journal: Path = field(default_factory=default_journal_path)
     evidence: bool = True
     hardware: str = "auto"
@@ -419,9 +421,7 @@ def config_from_mapping(
     base = source.parent
     for section in data:
         if section not in _SECTIONS:
-            raise ConfigError(
-                f"{name}: [{section}]: unknown section; allowed: {', '.join(_SECTIONS)}"
-            )
+            raise ConfigError(f"{name}: [{section}]: unknown section; allowed: {', '.join(_SECTIONS)}")
     sections = {key: _Section(name, key, _table(name, data, key)) for key in _OWN_SECTIONS}
     for key, s in sections.items():
         s.check_keys(_KEYS[key])
@@ -488,6 +488,7 @@ def config_from_mapping(
         buzzer=buzzer,
         display=display,
         preview=PreviewSettings.from_mapping(_table(name, data, "preview"), source=name),
+        hall=HallSettings.from_mapping(_table(name, data, "hall"), source=name, base=base),
         journal=journal,
         evidence=journal_s.boolean("evidence", True),
         hardware=hw,

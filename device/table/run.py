@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from pegwatch.device.table.hall.wiring import start_hall
 from pegwatch.device.table.program import TableProgram
 from pegwatch.rules.flow import Phase
 
@@ -235,6 +236,7 @@ def run_table(
     )
     if program.flow.phase is Phase.MATCH_OVER:
         say(f"the match in {journal_path} is over; start a new one with --new")
+    hall = start_hall(cfg, program)  # [hall]: published to the tournament hall
     try:
         try:
             program.journal.set_meta("config", cfg.snapshot())
@@ -244,6 +246,8 @@ def run_table(
             return _run_script(program, script, out)
         return _run_interactive(program, cfg, say, desk() if desk is not None else None)
     finally:
+        if hall is not None:
+            hall.close()
         program.close()
 
 

@@ -13,8 +13,15 @@ from dataclasses import dataclass
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 
-from pegwatch.hub.broker import MosquittoBroker
+from pegwatch.device.table.hall.settings import HallSettings
+from pegwatch.device.table.hall.wiring import HallLink
+from pegwatch.device.table.program import TableProgram
+from pegwatch.hub import wire
+from pegwatch.hub.broker import MosquittoBroker, table_user
+from pegwatch.simulation.demo import VirtualClock
 
 TOURNAMENT = "mso"
 TABLES = ("1", "2", "3", "4")
@@ -42,7 +49,8 @@ class Listener:
     """A paho client (MQTT 5) that keeps every message it receives and every PUBACK reason."""
 
     def __init__(self, broker: MosquittoBroker, user: str, *, password: str | None = None,
-                 subscribe: tuple[str, ...] = (), client_id: str | None = None) -> None:
+                 subscribe: tuple[str, ...] = (), client_id: str | None = None,
+                 persistent: bool = False) -> None:
         self.messages: list[Received] = []
         self.pubacks: dict[int, int] = {}
         self.connect_reason: int | None = None
@@ -56,7 +64,13 @@ class Listener:
         self.client.on_publish = self._on_publish
         self.subscribed = threading.Event()
         self.client.on_subscribe = lambda *_: self.subscribed.set()
-        self.client.connect(broker.host, broker.port, keepalive=5)
+        props = None
+        if persistent:  # the broker keeps the session and queues for it while away
+            props = Properties(PacketTypes.CONNECT)
+            props.SessionExpiryInterval = 3600
+        self.client.reconnect_delay_set(1, 1)
+        self.client.connect_async(broker.host, broker.port, keepalive=5, clean_start=not persistent,
+                                  properties=props)
         self.client.loop_start()
 
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
@@ -66,6 +80,7 @@ class Listener:
                 client.subscribe(pattern, qos=1)
         else:
             client.disconnect()  # a refused login: no retries
+            client.loop_stop()
 
     def _on_message(self, client, userdata, message) -> None:
         with self._lock:
@@ -94,3 +109,106 @@ class Listener:
     def close(self) -> None:
         self.client.disconnect()
         self.client.loop_stop()
+
+    def unique(self, topic_end: str) -> list[bytes]:
+        """Payloads on topics ending so, each once, in order of first arrival."""
+        seen: set[bytes] = set()
+        out = []
+        for m in self.received(topic_end):
+            if m.payload not in seen:
+                seen.add(m.payload)
+                out.append(m.payload)
+        return out
+
+    def ids(self, topic_end: str = "/events") -> list[str]:
+        """The ids of the events (or results) received, each once, in order of first arrival."""
+        out: list[str] = []
+        for payload in self.unique(topic_end):
+            message = wire.parse_result(payload) if topic_end == "/results" else wire.parse_event(payload)
+            if message.id not in out:
+                out.append(message.id)
+        return out
+
+
+S = 1_000_000_000
+MS = 1_000_000
+SECRET = ("red", "green", "blue", "yellow")
+
+
+class HallTable:
+    """A table program on a virtual clock, published to ``broker`` as ``table`` through the real link."""
+
+    def __init__(self, broker: MosquittoBroker, path, table: str = "1", *, start: bool = True,
+                 clock: VirtualClock | None = None) -> None:
+        self.path = path
+        self.table = table
+        self.clock = clock or VirtualClock()
+        self.program = TableProgram.open(path, players=("Ann", "Bob"), now_ns=self.clock)
+        user = table_user(table)
+        self.settings = HallSettings(broker=broker.url, tournament=TOURNAMENT, table=table, username=user,
+                                     password_file=broker.password_file(user))
+        self.link = HallLink(self.program, self.settings, keepalive_s=5, reconnect_s=(1, 1), poll_s=0.02)
+        if start:
+            self.link.start()
+
+    def step(self, seconds: float = 0.2) -> None:
+        self.clock.advance(int(seconds * S))
+        self.program.step()
+
+    def press(self, seat: int) -> None:
+        self.step()
+        self.program.press(seat)
+        self.program.step()
+
+    def reading(self, row: int, phase: str, guess=SECRET, black=0, white=0, status="ok", game=1) -> None:
+        self.step()
+        self.program.submit("reading", {
+            "game": game, "row": row, "phase": phase, "guess": list(guess),
+            "black": black, "white": white, "status": status, "confidence": 0.9, "frame_ns": self.clock(),
+        })
+        self.program.step()
+
+    def secret(self, shield: str, code=SECRET, status="ok", game=1) -> None:
+        self.step()
+        self.program.submit("reading", {
+            "game": game, "row": 0, "phase": "secret", "code": list(code), "shield": shield,
+            "status": status, "confidence": 0.9, "frame_ns": self.clock(),
+        })
+        self.program.step()
+
+    def row(self, row: int, guess, black: int, white: int) -> None:
+        """Bob places and confirms a guess; Ann marks it."""
+        self.press(1)
+        self.reading(row, "guess", guess)
+        self.press(0)
+        self.reading(row, "marks", guess, black, white)
+
+    def events(self, kind: str | None = None):
+        return list(self.program.journal.events(kinds=None if kind is None else (kind,)))
+
+    def expected_ids(self) -> list[str]:
+        """The ids of every journal event the hall should have (not ticks, not acks)."""
+        match = self.program.journal.match_id
+        return [wire.event_id(match, e.seq) for e in self.events() if e.kind not in ("tick", "hall_ack")]
+
+    def close(self) -> None:
+        try:
+            self.link.close()
+        finally:
+            self.program.close()
+
+
+# Game 1 of the scripted table: Ann sets SECRET, Bob solves it on row 3.
+GAME_1 = (
+    (("blue", "blue", "red", "red"), 0, 2),
+    (("red", "yellow", "green", "blue"), 1, 3),
+    (SECRET, 4, 0),
+)
+
+
+def play_game_1(t: HallTable, *, upto: int = 3) -> None:
+    """Start game 1 (the secret seen under the shield) and play ``upto`` of its rows."""
+    t.press(0)
+    t.secret("closed")
+    for i, (guess, black, white) in enumerate(GAME_1[:upto], start=1):
+        t.row(i, guess, black, white)

@@ -49,7 +49,7 @@ states = st.builds(
     clocks=st.tuples(clocks, clocks), rows=st.lists(rows, max_size=12).map(tuple),
     flags=st.lists(texts, max_size=3).map(tuple), mismarks=st.lists(st.integers(1, 12), max_size=3).map(tuple),
     uncertain_rows=st.lists(st.integers(1, 12), max_size=3).map(tuple),
-    alarms=st.lists(texts, max_size=3).map(tuple), phase=texts,
+    alarms=st.lists(texts, max_size=3).map(tuple), phase=texts, paused=st.booleans(),
 )
 json_leaf = st.none() | st.booleans() | st.integers(-10**12, 10**12) | st.text(max_size=20)
 json_values = st.recursive(json_leaf, lambda inner: st.lists(inner, max_size=3)

@@ -1,0 +1,170 @@
+"""The hall's outbox: the messages of the journal's events, in the journal's own file, until the broker has them.
+
+An event is journaled first (by the table program, as always); the outbox
+then reads it from the journal (:meth:`Outbox.fill`), turns it into its
+messages and keeps them in the table ``hall_outbox`` of the same SQLite
+file, in journal order; the publisher sends them, and a message is marked
+sent only on the broker's acknowledgement (its PUBACK). A broker or network
+outage of any length loses nothing: the messages wait in the file and are
+sent in order when it comes back; a restart of the table program finds the
+unsent ones where they were and sends them. The broker may see a message
+twice (sent, then the connection lost before the PUBACK); the hub keeps
+each id once.
+
+The outbox has a connection of its own (WAL: reading never blocks the
+table's appends), used by one thread, the publisher's. Its writes are
+synced lazily (``synchronous=NORMAL``): everything in it can be made again
+from the journal, which is synced at every append, and the cursor (the last
+journal event read) is written in the same transaction as its messages.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from pegwatch.device.lifetime import Closeable
+from pegwatch.hub.wire import Channel
+
+__all__ = ["Outbox", "OutboxItem"]
+
+logger = logging.getLogger(__name__)
+
+_SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS hall_outbox (
+    id       INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq      INTEGER NOT NULL,
+    channel  TEXT    NOT NULL,
+    payload  BLOB    NOT NULL,
+    sent_ns  INTEGER,
+    UNIQUE (seq, channel)
+);
+CREATE INDEX IF NOT EXISTS hall_outbox_unsent ON hall_outbox (id) WHERE sent_ns IS NULL;
+CREATE TABLE IF NOT EXISTS hall_cursor (
+    name  TEXT PRIMARY KEY,
+    seq   INTEGER NOT NULL
+);
+"""
+#: Sent messages kept for a look afterwards; older ones are deleted.
+KEEP_SENT: Final = 2000
+
+Build = Callable[[int, str, int, Mapping[str, Any]], list[tuple[Channel, bytes]]]
+
+
+@dataclass(frozen=True)
+class OutboxItem:
+    id: int
+    seq: int
+    channel: Channel
+    payload: bytes
+
+
+class Outbox(Closeable):
+    """The ``hall_outbox`` table of the journal at ``path`` (created on first use)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False,
+                                   timeout=10.0)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        self._closed = False
+        # The publisher's thread uses it; a drain or a test looks from another.
+        self._lock = threading.RLock()
+
+    @property
+    def cursor(self) -> int:
+        """The seq of the last journal event turned into messages."""
+        with self._lock:
+            row = self._db.execute("SELECT seq FROM hall_cursor WHERE name = 'journal'").fetchone()
+        return int(row[0]) if row else 0
+
+    def caught_up(self) -> bool:
+        """Every journaled event is in the outbox, and every message in it sent."""
+        with self._lock:
+            last = int(self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0])
+            return self.cursor >= last and self.counts()[1] == 0
+
+    def fill(self, build: Build, *, limit: int = 512) -> int:
+        """Read the journal's events after the cursor (up to ``limit``), queue their messages.
+
+        Returns how many events were read. An event ``build`` fails on is
+        logged and skipped: one bad event must not hold the hall back.
+        """
+        with self._lock:
+            cursor = self.cursor
+            rows = self._db.execute(
+                "SELECT seq, kind, at_ns, payload FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+                (cursor, limit),
+            ).fetchall()
+            if not rows:
+                return 0
+            queued: list[tuple[int, str, bytes]] = []
+            for seq, kind, at_ns, text in rows:
+                try:
+                    for channel, payload in build(seq, kind, at_ns, json.loads(text)):
+                        queued.append((seq, channel.value, payload))
+                except Exception as exc:  # a bad event is logged, never stops the outbox
+                    logger.error("journal event %d (%s) not published: %s", seq, kind, exc)
+            last = int(rows[-1][0])
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(
+                    "INSERT OR IGNORE INTO hall_outbox (seq, channel, payload) VALUES (?, ?, ?)", queued)
+                self._db.execute(
+                    "INSERT INTO hall_cursor (name, seq) VALUES ('journal', ?) "
+                    "ON CONFLICT(name) DO UPDATE SET seq = excluded.seq", (last,))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            return len(rows)
+
+    def unsent(self, *, after_id: int = 0, limit: int = 100) -> list[OutboxItem]:
+        """Messages not yet acknowledged by the broker, oldest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, seq, channel, payload FROM hall_outbox WHERE sent_ns IS NULL AND id > ? "
+                "ORDER BY id LIMIT ?", (after_id, limit),
+            ).fetchall()
+            return [OutboxItem(int(i), int(s), Channel(c), bytes(p)) for i, s, c, p in rows]
+
+    def mark_sent(self, ids: Iterable[int]) -> None:
+        """The broker has these: never send them again."""
+        with self._lock:
+            done = [(time.monotonic_ns(), i) for i in ids]
+            if not done:
+                return
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany("UPDATE hall_outbox SET sent_ns = ? WHERE id = ?", done)
+                self._db.execute(
+                    "DELETE FROM hall_outbox WHERE sent_ns IS NOT NULL AND id < "
+                    "(SELECT MAX(id) FROM hall_outbox) - ?", (KEEP_SENT,))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def counts(self) -> tuple[int, int]:
+        """``(kept, unsent)`` messages."""
+        with self._lock:
+            kept, unsent = self._db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(sent_ns IS NULL), 0) FROM hall_outbox").fetchone()
+            return int(kept), int(unsent)
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._db.close()
+
+    def __repr__(self) -> str:
+        return f"Outbox({str(self.path)!r})"

@@ -1,0 +1,299 @@
+"""The table's MQTT client: the outbox drained to the broker, the live state, the hub's commands.
+
+:class:`Publisher` owns a paho client (MQTT 5, paho 2's callback API) and
+one thread of its own, the pump. The paho thread connects, reconnects with
+a growing delay (``reconnect_s``) and hands what arrives to the pump
+(acknowledgements) or to ``on_command`` (the hub's commands, handled before
+the broker is acknowledged). The pump moves the journal's new events into
+the outbox, sends the unsent messages in order (at most ``window`` in
+flight), marks each sent on its PUBACK, and publishes the latest state
+offered (:meth:`offer_state`): at once when it changed, else twice a
+second. Nothing here waits on the clock thread, and the clock thread never
+waits on the network: it only ever fills a slot.
+
+The ``status`` topic says ``online`` (retained) on every connection; the
+last will says ``offline`` when the connection dies, and :meth:`close`
+says it on the way out. The session is kept by the broker
+(``clean_start`` false, a week's expiry), so commands sent while the table
+is away reach it when it is back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, Final
+
+from pegwatch.device.lifetime import Closeable
+from pegwatch.device.table.hall.outbox import Build, Outbox
+from pegwatch.device.table.hall.settings import HallSettings
+from pegwatch.hub.wire import (
+    Channel,
+    ClockReading,
+    State,
+    Status,
+    format_state,
+    format_status,
+    topic,
+)
+
+__all__ = ["Publisher"]
+
+logger = logging.getLogger(__name__)
+
+STATE_PERIOD_S: Final = 0.5
+SESSION_EXPIRY_S: Final = 7 * 24 * 3600
+#: PUBACK reasons worth a retry (quota exceeded, server busy); any other failure is final.
+_RETRY_REASONS: Final = frozenset({0x97, 0x89})
+
+
+class Publisher(Closeable):
+    """Publishes the table's outbox and state to the hall's broker (see the module doc).
+
+    ``build`` turns a journal event into its messages
+    (:func:`~pegwatch.device.table.hall.messages.messages_for`); ``tick`` is
+    called on the pump's thread every round (the wiring offers the state
+    there); ``on_command(topic, payload)`` gets each message on the
+    table's ``commands`` topic, on paho's thread.
+    """
+
+    def __init__(
+        self,
+        settings: HallSettings,
+        outbox: Outbox,
+        build: Build,
+        *,
+        match: str | None = None,
+        on_command: Callable[[str, bytes], None] | None = None,
+        tick: Callable[[], None] | None = None,
+        keepalive_s: int = 30,
+        reconnect_s: tuple[int, int] = (1, 30),
+        poll_s: float = 0.05,
+        window: int = 100,
+        client_id: str | None = None,
+    ) -> None:
+        import paho.mqtt.client as mqtt
+        from paho.mqtt.enums import CallbackAPIVersion
+        from paho.mqtt.packettypes import PacketTypes
+        from paho.mqtt.properties import Properties
+
+        self.settings = settings
+        self.outbox = outbox
+        self.build = build
+        self.match = match
+        self.on_command = on_command
+        self.tick = tick
+        self.poll_s = poll_s
+        self.window = window
+        #: Messages the broker refused for good (ACL, format), logged each.
+        self.refused = 0
+        self.sent = 0
+        self.connected = threading.Event()
+        self._topics = {c: topic(settings.tournament, settings.table, c) for c in Channel}
+        self._acks: queue.SimpleQueue[tuple[int, int]] = queue.SimpleQueue()
+        self._inflight: dict[int, int] = {}  # paho mid -> outbox id
+        self._last_sent_id = 0
+        self._generation = 0  # connections so far: a new one resends what was in flight
+        self._seen_generation = 0
+        self._state_slot: State | None = None
+        self._state_sent: State | None = None
+        self._state_sent_at = 0.0
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._login_refused: str | None = None
+
+        client = mqtt.Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=client_id or f"pegwatch-{settings.tournament}-{settings.table}",
+            protocol=mqtt.MQTTv5,
+        )
+        client.username_pw_set(settings.username, settings.password())
+        if settings.tls:
+            client.tls_set(ca_certs=None if settings.ca_file is None else str(settings.ca_file))
+        client.will_set(self._topics[Channel.STATUS], self._status(False), qos=1, retain=True)
+        client.reconnect_delay_set(min_delay=reconnect_s[0], max_delay=reconnect_s[1])
+        client.max_inflight_messages_set(window)
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_publish = self._on_publish
+        client.on_message = self._on_message
+        self.client = client
+        props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+        props.SessionExpiryInterval = SESSION_EXPIRY_S
+        host, port = settings.address
+        client.connect_async(host, port, keepalive=keepalive_s, clean_start=False, properties=props)
+        self._pump_thread = threading.Thread(target=self._pump, name="hall-publisher", daemon=True)
+
+    def start(self) -> Publisher:
+        self.client.loop_start()
+        self._pump_thread.start()
+        return self
+
+    def _status(self, online: bool) -> bytes:
+        return format_status(Status(self.settings.table, online, self.match))
+
+    # -- paho's thread ------------------------------------------------------------------
+
+    def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        if reason.is_failure:
+            if self._login_refused != str(reason):
+                logger.error("hall broker %s refused table %s: %s", self.settings.broker,
+                             self.settings.table, reason)
+            self._login_refused = str(reason)
+            return
+        self._login_refused = None
+        logger.info("connected to the hall broker %s as table %s", self.settings.broker, self.settings.table)
+        client.subscribe(self._topics[Channel.COMMANDS], qos=1)
+        client.publish(self._topics[Channel.STATUS], self._status(True), qos=1, retain=True)
+        with self._lock:
+            self._generation += 1
+        self.connected.set()
+        self._wake.set()
+
+    def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
+        if self.connected.is_set():
+            logger.warning("hall broker connection lost (%s); the outbox keeps what is unsent", reason)
+        self.connected.clear()
+
+    def _on_publish(self, client: Any, userdata: Any, mid: int, reason: Any, properties: Any) -> None:
+        self._acks.put((mid, int(reason.value)))
+        self._wake.set()
+
+    def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
+        if self.on_command is None:
+            return
+        try:
+            self.on_command(str(message.topic), bytes(message.payload))
+        except Exception:  # a command must never take the connection down
+            logger.exception("hall command on %s not handled", message.topic)
+
+    # -- the pump's thread ------------------------------------------------------------------
+
+    def offer_state(self, state: State) -> None:
+        """The latest state (any thread); only the newest one waiting is sent."""
+        self._state_slot = state
+        self._wake.set()
+
+    def wake(self) -> None:
+        """Look at the journal now rather than at the next poll."""
+        self._wake.set()
+
+    def _pump(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.pump_once()
+            except Exception:  # the hall must never stop the table
+                logger.exception("hall publisher round failed; trying again")
+                self._stop.wait(1.0)
+            self._wake.wait(self.poll_s)
+            self._wake.clear()
+
+    def pump_once(self) -> None:
+        """One round: tick, fill the outbox, take acknowledgements, send, publish the state."""
+        if self.tick is not None:
+            self.tick()
+        while self.outbox.fill(self.build) >= 512:
+            pass
+        self._take_acks()
+        if not self.connected.is_set():
+            return
+        with self._lock:
+            generation = self._generation
+        if generation != self._seen_generation:
+            # A new connection: whatever was in flight is sent again, in order.
+            self._seen_generation = generation
+            self._inflight.clear()
+            self._last_sent_id = 0
+        self._send()
+        self._send_state()
+
+    def _take_acks(self) -> None:
+        done: list[int] = []
+        while True:
+            try:
+                mid, reason = self._acks.get_nowait()
+            except queue.Empty:
+                break
+            item = self._inflight.pop(mid, None)
+            if item is None:
+                continue  # a status, a state, an evidence frame, or a resend's twin
+            if reason < 0x80:
+                done.append(item)
+            elif reason in _RETRY_REASONS:
+                self._last_sent_id = min(self._last_sent_id, item - 1)
+            else:
+                self.refused += 1
+                done.append(item)
+                logger.error("the hall broker refused outbox message %d for good (reason %d)", item, reason)
+        if done:
+            self.outbox.mark_sent(done)
+            self.sent += len(done)
+
+    def _send(self) -> None:
+        room = self.window - len(self._inflight)
+        if room <= 0:
+            return
+        for item in self.outbox.unsent(after_id=self._last_sent_id, limit=room):
+            info = self.client.publish(self._topics[item.channel], item.payload, qos=1)
+            if info.rc != 0:
+                logger.debug("publish of outbox message %d deferred (rc %s)", item.id, info.rc)
+                return
+            self._inflight[info.mid] = item.id
+            self._last_sent_id = item.id
+
+    def _send_state(self) -> None:
+        state = self._state_slot
+        if state is None:
+            return
+        now = time.monotonic()
+        sent = self._state_sent
+        still = ClockReading(0, False)
+        changed = sent is None or replace(state, clocks=(still, still)) != replace(sent, clocks=(still, still))
+        if not changed and (state == sent or now - self._state_sent_at < STATE_PERIOD_S):
+            return
+        info = self.client.publish(self._topics[Channel.STATE], format_state(state), qos=0, retain=True)
+        if info.rc == 0:
+            self._state_sent, self._state_sent_at = state, now
+
+    def publish_now(self, channel: Channel, payload: bytes) -> None:
+        """Publish one message outside the outbox (QoS 1; paho keeps it through a short outage)."""
+        self.client.publish(self._topics[channel], payload, qos=1)
+
+    # -- the end ------------------------------------------------------------------------------
+
+    def unsent(self) -> int:
+        return self.outbox.counts()[1]
+
+    def drain(self, timeout: float) -> bool:
+        """Wait (on the caller's thread) until the journal is in the outbox and all of it sent."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._wake.set()
+            if self._caught_up():
+                return True
+            time.sleep(0.02)
+        return self._caught_up()
+
+    def _caught_up(self) -> bool:
+        return self.outbox.caught_up()
+
+    def close(self) -> None:
+        """Stop the pump, say ``offline`` (retained), disconnect."""
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        self._wake.set()
+        if self._pump_thread.is_alive():
+            self._pump_thread.join(timeout=5.0)
+        if self.connected.is_set():
+            info = self.client.publish(self._topics[Channel.STATUS], self._status(False), qos=1, retain=True)
+            with contextlib.suppress(RuntimeError, ValueError):
+                info.wait_for_publish(timeout=2.0)
+        self.client.disconnect()
+        self.client.loop_stop()
