@@ -17,7 +17,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from pegwatch.device.table.hall.settings import HallSettings
-from pegwatch.device.table.hall.wiring import HallLink
+from pegwatch.device.table.hall.wiring import TableLink
 from pegwatch.device.table.program import TableProgram
 from pegwatch.hub import wire
 from pegwatch.hub.broker import MosquittoBroker, table_user
@@ -147,7 +147,7 @@ class HallTable:
         user = table_user(table)
         self.settings = HallSettings(broker=broker.url, tournament=TOURNAMENT, table=table, username=user,
                                      password_file=broker.password_file(user))
-        self.link = HallLink(self.program, self.settings, keepalive_s=5, reconnect_s=(1, 1), poll_s=0.02)
+        self.link = TableLink(self.program, self.settings, keepalive_s=5, reconnect_s=(1, 1), poll_s=0.02)
         if start:
             self.link.start()
 

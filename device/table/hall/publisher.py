@@ -157,7 +157,7 @@ class Publisher(Closeable):
         self._wake.set()
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
-        if self.connected.is_set():
+        if self.connected.is_set() and not self._stop.is_set():
             logger.warning("hall broker connection lost (%s); the outbox keeps what is unsent", reason)
         self.connected.clear()
 

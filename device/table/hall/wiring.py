@@ -1,6 +1,6 @@
 """One call links a table program to the hall: :func:`start_hall` (``pegwatch run`` makes it when ``[hall]`` is set).
 
-:class:`HallLink` puts the parts together: the outbox in the program's
+:class:`TableLink` puts the parts together: the outbox in the program's
 journal file, the publisher and its paho client, the command desk, and the
 state offered to the publisher at most ten times a second (read under the
 program's lock, as the display's model is). Without ``[hall]`` nothing of
@@ -27,7 +27,7 @@ from pegwatch.hub.wire import Channel
 if TYPE_CHECKING:
     from pegwatch.device.table.program import TableProgram
 
-__all__ = ["HallLink", "start_hall"]
+__all__ = ["TableLink", "start_hall"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ class _ProgramView:
             return None if secret is None else tuple(secret)
 
 
-class HallLink(Closeable):
+class TableLink(Closeable):
     """A table program published to the hall (see the module doc); :meth:`close` when done."""
 
     def __init__(self, program: TableProgram, settings: HallSettings, **publisher: Any) -> None:
@@ -75,7 +75,7 @@ class HallLink(Closeable):
                                     on_ack=self.publisher.wake)
         self._state_at = 0.0
 
-    def start(self) -> HallLink:
+    def start(self) -> TableLink:
         self.publisher.start()
         logger.info("table %s publishes to %s (tournament %s)", self.settings.table,
                     self.settings.broker, self.settings.tournament)
@@ -95,8 +95,11 @@ class HallLink(Closeable):
         """Wait until every journaled event is published and acknowledged (True) or ``timeout``."""
         return self.publisher.drain(timeout)
 
-    def close(self) -> None:
+    def close(self, *, drain_s: float = 2.0) -> None:
+        """Stop; what the broker can take in ``drain_s`` goes first, the rest waits in the outbox."""
         try:
+            if drain_s > 0 and self.publisher.connected.is_set():
+                self.publisher.drain(drain_s)
             self.publisher.close()
         finally:
             self.outbox.close()
@@ -107,9 +110,9 @@ def _build(seq: int, kind: str, at_ns: int, payload: Mapping[str, Any], *, table
     return messages_for(seq, kind, at_ns, payload, table=table, match=match, view=view)
 
 
-def start_hall(cfg: Any, program: TableProgram) -> HallLink | None:
+def start_hall(cfg: Any, program: TableProgram) -> TableLink | None:
     """The program linked to the hall when the configuration has ``[hall]``; else None."""
     settings: HallSettings | None = getattr(cfg, "hall", None)
     if settings is None:
         return None
-    return HallLink(program, settings).start()
+    return TableLink(program, settings).start()
