@@ -53,7 +53,7 @@ PEG_RGB: Final[Mapping[str, tuple[int, int, int]]] = {
 _OUTLINE_BGR: Final = (0, 220, 255)
 _DOUBT_BGR: Final = (0, 0, 255)
 _FAINT_BGR: Final = (200, 200, 200)
-_MASK_BGR: Final = (40, 40, 40)
+_MASK_BGR: Final = (0, 0, 0)
 #: The longest side of a drawn frame: enough to see a peg, small enough for a page of 30 rows.
 MAX_SIDE: Final = 960
 #: Around the board's outline, this share of its size is kept when the frame is cropped to it.

@@ -31,7 +31,7 @@ DETAIL_TEMPLATE: Final = "table_detail.html"
 BLOCKS: Final = (
     "title", "style", "head", "header", "content", "footer", "scripts",
     "detail_header", "match_result", "game_header", "game_actions", "row_actions",
-    "evidence_missing", "game_footer", "event_log",
+    "evidence_missing", "secret_evidence_missing", "game_footer", "event_log",
 )
 
 VERDICT_WORDS: Final = {
