@@ -28,11 +28,12 @@ from typing import Any, Final
 
 from pegwatch.hub import wire
 from pegwatch.hub.config import format_hub, parse_hub
-from pegwatch.hub.model import GameKind, HubError, Result, Tournament
+from pegwatch.hub.model import HubError, Tournament
+from pegwatch.hub.service_results import result_from_wire
 from pegwatch.hub.store import HallStore, StoredCommand
 from pegwatch.rules.errors import BadInput
 
-__all__ = ["Hall", "HallLink", "Listener", "TableLive", "result_from_wire"]
+__all__ = ["Hall", "HallLink", "Listener", "TableLive"]
 
 logger = logging.getLogger(__name__)
 
@@ -69,62 +70,6 @@ def _strip_secret(value: Any) -> tuple[Any, int]:
         items = [_strip_secret(v) for v in value]
         return [v for v, _ in items], sum(n for _, n in items)
     return value, 0
-
-
-def _by_side(value: object, what: str) -> dict[str, Any]:
-    if not isinstance(value, Mapping) or set(value) - set(wire.PLAYERS):
-        raise HubError(f"result {what}: expected {{white: ..., black: ...}}")
-    return dict(value)
-
-
-def result_from_wire(t: Tournament, r: wire.Result) -> Result:
-    """A table's match result (``game`` 0) as the tournament's :class:`Result`.
-
-    The wire names seats "white" and "black" and the players as the table
-    knows them; the pairing of the table is found by those names (player ids
-    or names of hub.toml), never guessed: a result whose players are not the
-    table's pairing in any round is refused (:class:`HubError`) for the
-    arbiter to enter. ``result`` holds per side ``attempts`` (as codebreaker,
-    one per game, 13 for a failed game) and ``penalties`` (Mastermind) or
-    ``levels`` (Connection), or ``forfeited`` (the sides that lost unplayed).
-    """
-    names = _by_side(r.players, "players")
-    sides: list[str] = [s for s in wire.PLAYERS if s in names]
-
-    def ident(text: object) -> str | None:
-        for p in t.players:
-            if text in (p.id, p.name):
-                return p.id
-        return None
-
-    ids = {s: ident(names[s]) for s in sides}
-    for rnd in reversed(t.played):
-        for pairing in rnd.pairings:
-            if pairing.table == r.table and set(pairing.players) == {i for i in ids.values() if i}:
-                order = {pid: k for k, pid in enumerate(pairing.players)}
-                seats = sorted(sides, key=lambda s: order[ids[s] or ""])
-                return _result(t, rnd.number, r, pairing.players, seats)
-    shown = ", ".join(f"{s} {names[s]!r}" for s in sides)
-    raise HubError(f"result {r.id} of table {r.table}: {shown} are not paired at that table in any round")
-
-
-def _result(t: Tournament, number: int, r: wire.Result, players: tuple[str, ...], seats: list[str]) -> Result:
-    data = dict(r.result)
-    if "forfeited" in data:
-        lost = data["forfeited"]
-        if not isinstance(lost, list) or not set(lost) <= set(seats):
-            raise HubError(f"result {r.id}: forfeited names the sides that lost unplayed")
-        return Result(number, r.table, players, forfeited=tuple(players[seats.index(s)] for s in lost))
-    if t.game.kind is GameKind.MASTERMIND:
-        attempts = _by_side(data.get("attempts"), "attempts")
-        penalties = _by_side(data.get("penalties", {}), "penalties")
-        return Result(
-            number, r.table, players,
-            attempts=tuple(tuple(attempts.get(s, ())) for s in seats),
-            penalties=tuple(float(penalties.get(s, 0.0)) for s in seats) if penalties else (),
-        )
-    levels = _by_side(data.get("levels"), "levels")
-    return Result(number, r.table, players, levels=tuple(tuple(levels.get(s, ())) for s in seats))
 
 
 class Hall:
@@ -284,8 +229,9 @@ class Hall:
             self._tell("result", {"table": r.table, "id": r.id, "recorded": False})
             return
         try:
+            games = [wire.parse_result(_json(m.payload)) for m in self.store.messages("result", r.table)]
             with self._lock:
-                self.apply(lambda t: t.record(result_from_wire(t, r)))
+                self.apply(lambda t: t.record(result_from_wire(t, r, games)))
         except HubError as exc:
             self.store.count("result_not_recorded")
             logger.warning("%s", exc)

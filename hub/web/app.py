@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
+import logging
 import secrets
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -48,7 +50,11 @@ from pegwatch.rules.errors import BadInput
 
 __all__ = ["create_app"]
 
+logger = logging.getLogger(__name__)
+
 SESSION_META = "session_key"
+#: The newest events a table's detail reads (a match has a few hundred).
+DETAIL_EVENTS = 5000
 SESSION_HOURS = 12
 
 
@@ -76,6 +82,18 @@ def _clock_now(table: dict[str, Any], side: str) -> int:
 def _environment() -> Environment:
     env = Environment(loader=PackageLoader("pegwatch.hub.web", "templates"),
                       autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
+    env.globals["fmt_clock"] = _fmt_clock
+    env.globals["clock_now"] = _clock_now
+    env.filters["csv"] = lambda values: ",".join(str(v) for v in values)
+    return env
+
+
+@functools.cache
+def detail_env() -> Environment:
+    """The shared table-detail templates (hub/templates, strict) with the page's own before them."""
+    from pegwatch.hub.render import environment
+
+    env = environment(PackageLoader("pegwatch.hub.web", "templates"))
     env.globals["fmt_clock"] = _fmt_clock
     env.globals["clock_now"] = _clock_now
     env.filters["csv"] = lambda values: ",".join(str(v) for v in values)
@@ -145,15 +163,37 @@ def create_app(hall: Hall, accounts: Sequence[Account], *, https_only: bool = Fa
         table = hall.table(name)
         if table is None:
             return refuse(request, 404, f"no table {name!r}")
-        return page(
-            request, "table.html", table=views.table_json(hall, table, hall.now_ns(), rows=True),
-            events=[m.payload for m in hall.store.messages("event", name, limit=200)],
-            evidence=[{"id": m.id, "row": m.payload.get("row"), "game": m.payload.get("game"),
-                       "masked_secret": m.payload.get("masked_secret")}
-                      for m in hall.store.messages("evidence", name, limit=50)],
+        events = [m.payload for m in hall.store.messages("event", name, limit=DETAIL_EVENTS)]
+        evidence = [{"id": m.id, "row": m.payload.get("row"), "game": m.payload.get("game"),
+                     "masked_secret": m.payload.get("masked_secret")}
+                    for m in hall.store.messages("evidence", name, limit=50)]
+        context: dict[str, Any] = dict(
+            table=views.table_json(hall, table, hall.now_ns(), rows=True), events=events, evidence=evidence,
             commands=[views.command_json(c) for c in reversed(hall.store.commands(name))][:50],
-            stream="/stream", public=False,
         )
+        if events:
+            html = detail_page(request, name, events, evidence, context)
+            if html is not None:
+                return HTMLResponse(html)
+        return page(request, "table.html", 200, stream="/stream", public=False, **context)
+
+    def detail_page(request: Request, name: str, events: list[Any], evidence: list[dict[str, Any]],
+                    context: dict[str, Any]) -> str | None:
+        """The table's detail as ``pegwatch report`` shows it (hub/templates), with the arbiter's
+        forms; None (the plain page) when its events cannot be read as a match."""
+        from pegwatch.hub.detail import DetailError, detail_from_events
+        from pegwatch.hub.render import render_detail
+
+        try:
+            detail = detail_from_events(events, table=name, mask_secret=True)
+        except DetailError as exc:
+            logger.warning("table %s: the detail view cannot read its events: %s", name, exc)
+            return None
+        shown = {(e["game"], e["row"]): f"/tables/{name}/evidence/{e['id']}" for e in evidence}
+        images = {ref.seq: shown[(ref.game, ref.row)] for ref in detail.evidence if (ref.game, ref.row) in shown}
+        return render_detail(detail, standalone=False, images=images, env=detail_env(),
+                             template="table_page.html", login=auth.logged_in(request),
+                             csrf=auth.csrf_token(request), tournament=hall.tournament, **context)
 
     def evidence_image(request: Request) -> Response:
         if auth.logged_in(request) is None:

@@ -4,6 +4,7 @@ commands kept for a table that is away, a hub that was away gets what it missed.
 from __future__ import annotations
 
 import itertools
+import json
 
 import pytest
 from hall_kit import TOURNAMENT, Listener, wait_until
@@ -146,3 +147,55 @@ def test_a_match_result_from_a_table_lands_in_the_standings_once(broker, store):
     finally:
         table1.close()
         link.close()
+
+
+def test_a_real_table_s_game_on_the_hub_s_pages_shows_no_secret_until_it_is_over(broker, store, tmp_path):
+    """The table program publishes through its own link; the hub stores it and serves the detail
+    (the shared table-detail template) with the arbiter's forms; no page, API answer or stored
+    message holds the secret while game 1 runs, and its result brings it once it is over."""
+    import re
+    import warnings
+
+    from hall_kit import GAME_1, SECRET, HallTable, play_game_1
+
+    from pegwatch.hub.config import Account
+    from pegwatch.hub.web import create_app
+    from pegwatch.hub.web.auth import hash_password
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+
+    hall = Hall(store, tournament(), tournament_id=TOURNAMENT)
+    link = hub_link(broker, hall, f"hub-test-{next(_ids)}")
+    table = HallTable(broker, tmp_path / "table1.sqlite", "1")
+    secret = re.compile(r"\W+".join(SECRET))
+    pages = ["/", "/hall", "/tables/1", "/results", "/standings", "/api/tables", "/api/tables/1", "/api/results"]
+    try:
+        play_game_1(table, upto=2)
+        expected = table.expected_ids()
+        wait_until(lambda: {m.id for m in store.messages("event", "1", limit=10_000)} >= set(expected),
+                   what="every event of the table at the hub")
+        wait_until(lambda: hall.table("1").state is not None and len(hall.table("1").state.rows) == 2,
+                   what="the table's state with its two rows")
+        stored = json.dumps([m.payload for m in store.messages("event", limit=10_000)])
+        assert not secret.search(stored) and '"secret":' not in stored and '"code":' not in stored
+        with TestClient(create_app(hall, [Account("arb", hash_password("pw"))])) as client:
+            token = re.search(r'name="csrf" value="([^"]+)"', client.get("/login").text).group(1)
+            client.post("/login", data={"csrf": token, "login": "arb", "password": "pw"})
+            for path in pages:
+                text = client.get(path).text
+                assert not secret.search(text), path
+            detail = client.get("/tables/1").text
+            assert 'id="table-detail"' in detail and 'data-kind="adjust_clock"' in detail
+            assert 'data-masked="yes"' in detail and "data-secret" not in detail
+            # Bob solves it on row 3 and the shield opens: the game's result, and only it, carries the secret.
+            table.row(3, *GAME_1[2])
+            table.secret("open")
+            wait_until(lambda: any(m.payload.get("secret") for m in store.messages("result", "1")),
+                       what="game 1's result")
+            assert secret.search(json.dumps(client.get("/api/results").json()["received"]))
+    finally:
+        table.close()
+        link.close()
+

@@ -161,6 +161,29 @@ def test_a_match_result_lands_in_the_tournament_once(store):
     assert Hall(store, tournament(), tournament_id=T).tournament.results == (r,)
 
 
+def test_a_match_as_the_table_judges_it_lands_with_each_game_s_attempts(store):
+    """The table's own shapes: a result per game (codebreaker's attempts) and the match's totals by name."""
+    hall = Hall(store, tournament(), tournament_id=T)
+    names = {"white": "Ada", "black": "Bob"}
+    game1 = wire.Result("1", "m7", 20, 1, {**names, "codemaker": "Ada", "codebreaker": "Bob"},
+                        {"attempts": 6, "solved": True}, SECRET_1)
+    game2 = wire.Result("1", "m7", 41, 2, {**names, "codemaker": "Bob", "codebreaker": "Ada"},
+                        {"attempts": 4, "solved": True}, SECRET_2)
+    match = wire.Result("1", "m7", 42, 0, names, {"vp": {"Ada": 1.0, "Bob": 0.0}, "attempts": {"Ada": 4, "Bob": 6},
+                                                  "penalties_vp": {"Ada": 0.0, "Bob": 0.5}})
+    for r in (game1, game2):
+        assert hall.handle(top("1", "results"), wire.format_result(r))
+    assert hall.tournament.results == ()  # a game is not a match
+    assert hall.handle(top("1", "results"), wire.format_result(match))
+    [r] = hall.tournament.results
+    # Ada is first-named in the pairing: her attempts (game 2) come first, Bob's ½ VP docked second.
+    assert (r.players, r.attempts, r.penalties) == (("ada", "bob"), ((4,), (6,)), (0.0, 0.5))
+
+
+SECRET_1 = ("red", "red", "blue", "green")
+SECRET_2 = ("white", "black", "blue", "green")
+
+
 def test_a_result_of_players_not_paired_there_is_kept_but_not_recorded(store):
     hall = Hall(store, tournament(), tournament_id=T)
     result = wire.Result("2", "m9", 4, 0, {"white": "ada", "black": "bob"}, {"attempts": {"white": [4], "black": [6]}})

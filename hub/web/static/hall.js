@@ -6,6 +6,9 @@
 (function () {
   var received = {};  // table -> performance.now() at which its state was age_ms old
 
+  // The page's settings: the body's data-* (our layout) or #hall-config's (the shared detail template).
+  function config() { return document.getElementById("hall-config") || document.body; }
+
   function fmt(ms) {
     var sign = ms < 0 ? "-" : "";
     var total = Math.floor(Math.abs(ms) / 1000);
@@ -47,7 +50,7 @@
     card.className = "card";
     card.id = "table-" + t.table;
     card.dataset.table = t.table;
-    var link = document.body.dataset.public === "true"
+    var link = config().dataset.public === "true"
       ? '<span class="table-name"></span>' : '<a class="table-name" href="/tables/' + encodeURIComponent(t.table) + '"></a>';
     card.innerHTML = "<header>" + link + ' <span class="offline-marker"></span> <span class="needs"></span></header>' +
       ["white", "black"].map(function (side) {
@@ -172,7 +175,7 @@
   }
 
   function connect() {
-    var url = document.body.dataset.stream;
+    var url = config().dataset.stream;
     var live = document.getElementById("live");
     if (!url || !window.EventSource) return;
     var source = new EventSource(url);
