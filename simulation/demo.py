@@ -32,6 +32,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.device.display.model import DisplayModel
+from pegwatch.device.table.hall.settings import HallSettings
+from pegwatch.device.table.hall.wiring import TableLink
 from pegwatch.device.table.journal import Journal
 from pegwatch.device.table.program import TableProgram
 from pegwatch.device.table.vision_worker import VisionWorker
@@ -273,8 +275,13 @@ def run_demo(
     gif: str | Path | None = "pegwatch-demo.gif",
     out: Callable[[str], None] = print,
     fast: bool = False,
+    hall: HallSettings | None = None,
 ) -> DemoResult:
-    """Play the scripted match; print the transcript; write journal and GIF."""
+    """Play the scripted match; print the transcript; write journal and GIF.
+
+    With ``hall`` the table publishes to the hall's broker through the real
+    outbox and publisher, as ``pegwatch run`` with ``[hall]`` does, and waits
+    at the end until the broker has every event."""
     started = time.monotonic()
     journal_path = Path(journal)
     for suffix in ("", "-wal", "-shm"):
@@ -301,6 +308,9 @@ def run_demo(
     )
     program.writer.append("match", {"players": list(PLAYERS), "rules": "mso", "clock": "mso-mastermind",
                                     "demo": True}, at_ns=clock())
+    link = TableLink(program, hall).start() if hall is not None else None
+    if hall is not None:
+        out(f"  publishing as table {hall.table} of {hall.tournament} to {hall.broker}")
     d = _Driver(program, worker, scene, clock)
     d.narrate = line
     alice, bob = 0, 1
@@ -351,6 +361,11 @@ def run_demo(
             line(f"the match did not finish (phase {flow.phase.value}); see the journal")
     finally:
         program.refresh_display()
+        if link is not None:
+            drained = link.drain(30.0)
+            out("  hall: every event published" if drained else
+                f"  hall: {link.publisher.unsent()} messages wait in the journal's outbox for the broker")
+            link.close()
         program.close()
     result = _result(flow)
     out("")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -44,6 +45,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--journal", metavar="FILE", default="pegwatch-demo.sqlite",
                    help="where to write the journal (default: %(default)s; replaced if present)")
     p.add_argument("--fast", action="store_true", help="skip the GIF")
+    p.add_argument("--hall", metavar="URL", help="publish the match to a tournament hall's broker "
+                   "(mqtt://HOST:1883 or mqtts://HOST:8883), as a table with [hall] does")
+    p.add_argument("--table", metavar="NAME", default="1", help="the table's id in the hall (default: %(default)s)")
+    p.add_argument("--tournament", metavar="T", default="demo", help="the tournament's id (default: %(default)s)")
+    p.add_argument("--username", metavar="USER", help="the broker user (default: table-NAME)")
+    p.add_argument("--password-file", metavar="FILE", help="a file holding the broker password")
+    p.add_argument("--ca-file", metavar="FILE", help="the CA of an mqtts:// broker's certificate")
     p.set_defaults(func=_demo)
 
     p = sub.add_parser(
@@ -68,7 +76,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _demo(args: argparse.Namespace) -> int:
     from pegwatch.simulation.demo import run_demo
 
-    result = run_demo(journal=args.journal, gif=None if args.fast else args.gif)
+    hall = None
+    if args.hall is not None:
+        from pegwatch.device.table.hall.settings import HallSettings
+
+        keys = {"broker": args.hall, "table": args.table, "tournament": args.tournament,
+                "username": args.username, "password_file": args.password_file, "ca_file": args.ca_file}
+        hall = HallSettings.from_mapping({k: v for k, v in keys.items() if v is not None},
+                                         source="pegwatch demo", base=Path.cwd())
+    result = run_demo(journal=args.journal, gif=None if args.fast else args.gif, hall=hall)
     return 0 if result.result.get("phase") == "match_over" else 1
 
 
