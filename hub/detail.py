@@ -79,10 +79,14 @@ def detail_from_events(
     table: str | None = None,
     mask_secret: bool = False,
     games: Sequence[int] | None = None,
+    secrets: Mapping[int, Sequence[str]] | None = None,
 ) -> TableDetail:
     """A table's :class:`TableDetail` from its events, in ``seq`` order.
 
-    ``games`` keeps only those games (the log and rulings too). Raises
+    ``games`` keeps only those games (the log and rulings too). ``secrets``
+    gives codes known from elsewhere by game (the hub's ``results``, where
+    a table publishes the code once its game is over): they fill a game's
+    code where its events do not carry it, and are masked like it. Raises
     :class:`DetailError` (a ``BadInput``: one line naming the event) for an
     event that is not a mapping with an int ``seq``, a str ``kind`` and a
     mapping of data; a payload field of an unexpected type is read as absent.
@@ -90,4 +94,8 @@ def detail_from_events(
     builder = Builder(mask_secret=mask_secret)
     for event in events:
         builder.add(event)
+    for number, code in (secrets or {}).items():
+        game = builder.game(number)
+        if game.secret is None and code:
+            game.secret, game.secret_source = tuple(str(c) for c in code), game.secret_source or "the table's result"
     return builder.detail(table=table, games=games)

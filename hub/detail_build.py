@@ -188,6 +188,12 @@ class Builder:
             self.t0 = env.t_ms
         handler = getattr(self, f"_on_{env.kind}", None)
         game = handler(env) if handler is not None else None
+        if env.kind == "verdict" and env.data.get("what") == "start" and self.log \
+                and self.log[-1].line.kind == "press":
+            # The codemaker's press that started this game, logged before the game was known.
+            last = self.log[-1]
+            self.log[-1] = _Logged(LogLine(last.line.seq, last.line.t_ms, "press", last.line.text, game),
+                                   last.masked)
         self._clocks(env)
         text, masked = event_text(env.kind, env.data, self.name)
         t = None if env.t_ms is None or self.t0 is None else env.t_ms - self.t0

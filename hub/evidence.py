@@ -37,6 +37,7 @@ __all__ = [
     "data_uri",
     "draw_grid",
     "grid_from_points",
+    "mask_secret_row",
 ]
 
 logger = logging.getLogger(__name__)
@@ -246,6 +247,20 @@ def draw_grid(
         _text(img, "secret", (x0 + 2, y1 - 4), scale * 0.7)
     if grid.note:
         _text(img, grid.note, (12, 24), scale)
+    return _encode(img, quality, what)
+
+
+def mask_secret_row(jpeg: bytes, grid: Grid, *, quality: int = 85, what: str = "evidence") -> bytes:
+    """``jpeg`` at its own size with only a solid box over the secret row's holes.
+
+    For the table, before a frame of a running game leaves it: unlike
+    :func:`draw_grid` it neither crops nor scales, so the grid's points
+    still fit the frame the hub draws on."""
+    if not grid.secret:
+        raise EvidenceImageError(f"{what}: no secret holes to mask")
+    img = _decode(jpeg, what)
+    pad = max(round(max(h.r for h in grid.secret) * 1.6), 4)
+    _box(img, np.array([(round(h.x), round(h.y)) for h in grid.secret], dtype=np.int32), pad, _MASK_BGR, -1)
     return _encode(img, quality, what)
 
 

@@ -208,6 +208,9 @@ def test_games_can_be_chosen(demo):
     d = detail_from_events(events, games=[2])
     assert [g.number for g in d.games] == [2]
     assert all(line.game in (None, 2) for line in d.log)
+    # The press that started game 2 is game 2's: Bob, its codemaker, set the code.
+    first = next(line for line in d.log if line.game == 2)
+    assert first.kind == "press" and first.text == "Bob pressed the clock"
     with pytest.raises(DetailError, match="no game 1"):
         d.game(1)
 
@@ -241,3 +244,20 @@ def test_odd_payload_fields_are_read_as_absent():
     assert row.verdict is Verdict.PENDING
     assert d.penalties[0].player == "seat 9" and d.penalties[0].points is None
     assert d.log[-1].text == "something_new"
+
+
+def test_a_code_known_from_the_results_fills_a_finished_game_only(demo):
+    """The hub's events carry no code while the game runs; the results topic gives it after."""
+    events, _ = demo
+    stripped = []
+    for e in events:
+        data = dict(e["data"])
+        data.pop("code", None)
+        stripped.append({**e, "data": data})
+    cut = next(i for i, e in enumerate(stripped) if e["data"].get("what") == "game")
+    codes = {1: list(SECRET), 2: ["orange", "purple", "purple", "white"]}
+    over = detail_from_events(stripped, mask_secret=True, secrets=codes)
+    assert over.games[0].secret == SECRET and over.games[1].secret == ("orange", "purple", "purple", "white")
+    assert detail_from_events(stripped, mask_secret=True).games[0].secret is None  # no code in the events
+    running = detail_from_events(stripped[:cut], mask_secret=True, secrets=codes)
+    assert running.games[0].secret is None and not running.games[0].over

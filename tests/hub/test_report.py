@@ -17,7 +17,7 @@ from pegwatch.device.cli import main
 from pegwatch.device.table.journal import Journal
 from pegwatch.device.table.report import journal_events
 from pegwatch.hub.detail import detail_from_events
-from pegwatch.hub.evidence import Grid, GridHole, draw_grid
+from pegwatch.hub.evidence import Grid, GridHole, draw_grid, grid_from_points, mask_secret_row
 from pegwatch.hub.render import environment, render_detail
 
 DATA_JPEG = "data:image/jpeg;base64,"
@@ -237,3 +237,21 @@ def test_the_page_extends_the_same_template():
     assert parsed.srcs == ["/img/1.jpg"]
     assert len(re.findall(r'<form class="act"', html)) == 5
     assert len(parsed.hrefs) == 14 - 1 and "pegwatch report" not in html
+
+
+def test_the_table_masks_a_frame_without_moving_it_and_the_hub_draws_the_same_grid():
+    """The table sends a frame of a running game masked at its own size, with the grid's points;
+    the hub draws the grid from those points on that frame."""
+    frame = np.full((200, 400, 3), 200, np.uint8)
+    ok, buf = cv2.imencode(".jpg", frame)
+    assert ok
+    grid = Grid(((50, 50), (350, 50), (350, 150), (50, 150)),
+                holes=tuple(GridHole(100 + 30 * i, 100, 8) for i in range(4)),
+                secret=tuple(GridHole(300, 60 + 20 * i, 8) for i in range(4)))
+    sent = cv2.imdecode(np.frombuffer(mask_secret_row(buf.tobytes(), grid), np.uint8), cv2.IMREAD_COLOR)
+    assert sent.shape == frame.shape
+    assert sent[90, 300].max() < 30 and sent[100, 100].min() > 150  # the secret boxed, the rest as it was
+    back = grid_from_points(grid.to_points(), holes=4)
+    assert back.outline == grid.outline and [(h.x, h.y) for h in back.holes] == [(h.x, h.y) for h in grid.holes]
+    assert back.holes[0].r == 10.0  # a third of the 30 px between neighbouring holes
+    assert [(h.x, h.y) for h in back.secret] == [(h.x, h.y) for h in grid.secret]
