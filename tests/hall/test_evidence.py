@@ -53,6 +53,12 @@ def test_the_secret_row_is_painted_over_and_the_grid_given(camera) -> None:
     assert np.abs(before - 40).max() > 60  # the pegs were there to see
     plain = frame_evidence(jpeg, profile=profile, localiser=localiser, mask_secret=False)
     assert plain.jpeg == jpeg and plain.grid == masked.grid and not plain.masked_secret
+    # A frame too large for the wire is made smaller, its grid with it.
+    small = frame_evidence(jpeg, profile=profile, localiser=localiser, mask_secret=True,
+                           max_jpeg_bytes=len(masked.jpeg) // 2)
+    assert len(small.jpeg) <= len(masked.jpeg) // 2 and small.masked_secret
+    ratio = small.grid[5][0] / masked.grid[5][0]
+    assert 0.3 < ratio < 0.8 and abs(small.grid[5][1] / masked.grid[5][1] - ratio) < 0.01
     with pytest.raises(EvidenceRefused, match="no board profile"):
         frame_evidence(jpeg, profile=None, localiser=None, mask_secret=True)
     blank = cv2.imencode(".jpg", np.zeros((480, 640, 3), np.uint8))[1].tobytes()
@@ -97,6 +103,9 @@ def test_send_evidence_publishes_the_masked_frame_and_acknowledges(broker, tmp_p
         assert len(message.grid) == profile.rows * profile.holes
         refused = ask(5)
         assert refused.status is AckStatus.REFUSED and "no evidence frame" in refused.reason
+        refused = ask(0)
+        assert refused.status is AckStatus.REFUSED and "after the game" in refused.reason
+        assert len(hub.received("/evidence")) == 1
     finally:
         t.close()
         hub.close()

@@ -191,11 +191,13 @@ class CommandDesk:
     def _evidence(self, command: Command) -> tuple[AckStatus, str | None]:
         game, row = int(command.args["game"]), int(command.args["row"])
         program = self.program
+        flow = program.flow
+        running = not (game < flow.game.number or flow.game.final)
+        if row == 0 and running:
+            return AckStatus.REFUSED, "the secret row's frame is sent after the game"
         stored = program.journal.evidence(game, row)
         if stored is None or stored.pruned or not stored.image:
             return AckStatus.REFUSED, f"no evidence frame kept for game {game} row {row}"
-        flow = program.flow
-        running = not (game < flow.game.number or flow.game.final)
         reader = getattr(program.worker, "reader", None)
         profile = getattr(reader, "profile", None)
         calibration = getattr(reader, "calibration", None)

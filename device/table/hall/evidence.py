@@ -14,12 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+from pegwatch.hub.wire import MAX_EVIDENCE_BYTES
 from pegwatch.rules.errors import BadInput
 
 __all__ = ["EvidenceRefused", "FramedEvidence", "frame_evidence"]
 
 #: Room around the secret holes' band, in mm: the shield and a peg leaning over.
 MASK_PAD_MM: Final = 6.0
+#: The largest JPEG whose base64 fits in an evidence message, with room for the rest.
+MAX_JPEG_BYTES: Final = (MAX_EVIDENCE_BYTES - 16 * 1024) * 3 // 4
 
 
 class EvidenceRefused(BadInput):
@@ -34,8 +37,34 @@ class FramedEvidence:
 
 
 def frame_evidence(jpeg: bytes, *, profile: Any, localiser: Any, mask_secret: bool,
-                   quality: int = 85) -> FramedEvidence:
-    """The frame with its grid, masked when ``mask_secret`` (EvidenceRefused if it cannot be)."""
+                   quality: int = 85, max_jpeg_bytes: int = MAX_JPEG_BYTES) -> FramedEvidence:
+    """The frame with its grid, masked when ``mask_secret`` (EvidenceRefused if it cannot be);
+    made smaller, and its grid with it, until it fits in an evidence message."""
+    framed = _frame(jpeg, profile=profile, localiser=localiser, mask_secret=mask_secret, quality=quality)
+    return _fit(framed, max_jpeg_bytes)
+
+
+def _fit(framed: FramedEvidence, max_jpeg_bytes: int) -> FramedEvidence:
+    import cv2
+    import numpy as np
+
+    scale = 1.0
+    out = framed
+    while len(out.jpeg) > max_jpeg_bytes:
+        scale *= 0.75
+        frame = cv2.imdecode(np.frombuffer(framed.jpeg, dtype=np.uint8), cv2.IMREAD_COLOR)
+        if frame is None or min(frame.shape[:2]) * scale < 64:
+            raise EvidenceRefused(f"the frame does not fit in {max_jpeg_bytes} bytes")
+        small = cv2.resize(frame, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        ok, buf = cv2.imencode(".jpg", small, [cv2.IMWRITE_JPEG_QUALITY, 80])
+        if not ok:
+            raise EvidenceRefused("the frame could not be made smaller")
+        grid = tuple((round(x * scale, 1), round(y * scale, 1)) for x, y in framed.grid)
+        out = FramedEvidence(bytes(buf.tobytes()), grid, framed.masked_secret)
+    return out
+
+
+def _frame(jpeg: bytes, *, profile: Any, localiser: Any, mask_secret: bool, quality: int) -> FramedEvidence:
     import cv2
     import numpy as np
 
