@@ -40,6 +40,8 @@ logger = logging.getLogger(__name__)
 #: (what changed: "table" | "command" | "result" | "tournament", its JSON-able detail)
 Listener = Callable[[str, Mapping[str, Any]], None]
 TOURNAMENT_META: Final = "tournament"
+#: hub.toml's tournament as the hub last read it: while the store's equals it, no arbiter has acted.
+SEED_META: Final = "tournament_seed"
 
 
 @dataclass(frozen=True)
@@ -83,9 +85,7 @@ class Hall:
         self._lock = threading.RLock()
         self._listeners: list[Listener] = []
         self._publish: Callable[[str, bytes], None] | None = None
-        saved = store.get_meta(TOURNAMENT_META)
-        # The store's copy wins over hub.toml once the hub has run: it holds the arbiter's actions.
-        self._tournament = parse_hub(saved, source="the hub store's tournament") if saved else tournament
+        self._tournament = self._starting_tournament(tournament)
         self._tables: dict[str, TableLive] = {}
         self._pending: dict[str, set[str]] = {}
         for command in store.commands(unacked_only=True):
@@ -96,6 +96,21 @@ class Hall:
             self._tables[latest.table] = TableLive(
                 latest.table, None if status is None else status.online, latest.status_rx_ns, state, latest.state_rx_ns
             )
+
+    def _starting_tournament(self, given: Tournament) -> Tournament:
+        """hub.toml's tournament, unless the arbiter has acted since the hub first read it: then
+        the store's (which holds those actions), and a warning if hub.toml changed meanwhile."""
+        seed = format_hub(given)
+        saved = self.store.get_meta(TOURNAMENT_META)
+        old_seed = self.store.get_meta(SEED_META)
+        if saved is None or saved == old_seed:
+            self.store.set_meta(SEED_META, seed)
+            self.store.set_meta(TOURNAMENT_META, seed)
+            return given
+        if old_seed != seed:
+            logger.warning("hub.toml changed since the arbiter acted on the page; the hub keeps the "
+                           "tournament in its store (with those actions) and not the file's")
+        return parse_hub(saved, source="the hub store's tournament")
 
     # -- what the page reads ---------------------------------------------------
 

@@ -14,11 +14,16 @@ into hub.toml. docs/hall.md, "The hub", says the rest.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import getpass
 import logging
+import signal
 import socket
 import sys
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING
 
 from pegwatch.rules.errors import BadInput
@@ -127,6 +132,34 @@ def _hub(args: argparse.Namespace) -> int:
                   (http_host, http_port))
 
 
+def _stoppable_server_class() -> type:
+    import uvicorn
+
+    class StoppableServer(uvicorn.Server):
+        """uvicorn's server, but a Ctrl-C or a systemd stop ends ``pegwatch hub`` with status 0
+        after its graceful shutdown, instead of raising the signal again once it is done."""
+
+        on_exit: Callable[[], None] = staticmethod(lambda: None)
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            self.on_exit()  # end the open live streams, or the graceful shutdown waits for them
+            super().handle_exit(sig, frame)
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            originals = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in originals.items():
+                    signal.signal(sig, handler)
+
+    return StoppableServer
+
+
 def _check_free(host: str, port: int) -> None:
     """Say a taken port in one line now, not in uvicorn's log after the broker is joined."""
     try:
@@ -146,6 +179,7 @@ def _serve(args: argparse.Namespace, tournament: Tournament, accounts: tuple[Acc
 
     tls, host, port = broker
     _check_free(*http)
+    _StoppableServer = _stoppable_server_class()
     with SqliteHallStore(args.db) as store:
         hall = Hall(store, tournament, tournament_id=tournament_id)
         link = HallLink(hall, host, port, username=args.username or None, password=password,
@@ -153,7 +187,8 @@ def _serve(args: argparse.Namespace, tournament: Tournament, accounts: tuple[Acc
         app = create_app(hall, accounts, https_only=args.https_only)
         config = uvicorn.Config(app, host=http[0], port=http[1], log_level="warning", access_log=False,
                                 timeout_graceful_shutdown=2)
-        server = uvicorn.Server(config)
+        server = _StoppableServer(config)
+        server.on_exit = app.state.broadcaster.close
         print(f"pegwatch hub: tournament {tournament_id}, broker {host}:{port}, "
               f"page http://{http[0]}:{http[1]}/ (spectators /hall), store {args.db}", flush=True)
         with link:

@@ -199,3 +199,59 @@ def test_a_real_table_s_game_on_the_hub_s_pages_shows_no_secret_until_it_is_over
         table.close()
         link.close()
 
+
+
+def test_pegwatch_hub_serves_the_hall_live_and_stops_on_ctrl_c(broker, tmp_path):
+    """The command as an arbiter runs it: the page's API answers, a table's state reaches the
+    live stream, and Ctrl-C stops it with the stream still open."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    import httpx
+
+    from pegwatch.hub.broker import free_port
+    from pegwatch.hub.web.auth import hash_password
+
+    config = tmp_path / "hub.toml"
+    config.write_text(
+        '[tournament]\nname = "Test open"\ngame = "mastermind"\ntables = ["1", "2", "3"]\n'
+        '[[players]]\nid = "ann"\n[[players]]\nid = "bob"\n'
+        f'[hall]\ntournament = "{TOURNAMENT}"\n'
+        f'[[accounts]]\nlogin = "arb"\npassword_hash = "{hash_password("pw")}"\n', encoding="utf-8")
+    port = free_port()
+    cmd = [sys.executable, "-c", "import sys; from pegwatch.device.cli import main; sys.exit(main())", "hub",
+           "--broker", broker.url, "--db", str(tmp_path / "hall.sqlite"), "--http", f"127.0.0.1:{port}",
+           "--config", str(config), "--password-file", str(broker.password_file(HUB_USER))]
+    hub = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    base = f"http://127.0.0.1:{port}"
+    table1 = Listener(broker, table_user("1"))
+    try:
+        def answers() -> bool:
+            try:
+                return httpx.get(f"{base}/api/tables", timeout=2).status_code == 200
+            except httpx.TransportError:
+                assert hub.poll() is None, hub.communicate()[1]
+                return False
+
+        wait_until(answers, what="pegwatch hub's page")
+        assert [t["table"] for t in httpx.get(f"{base}/api/tables").json()["tables"]] == ["1", "2", "3"]
+        assert table1.wait_connected() == 0
+        with httpx.stream("GET", f"{base}/api/stream", timeout=30) as stream:
+            lines = stream.iter_lines()
+            assert next(lines).startswith("retry:")
+            # The hub may not have subscribed yet: the retained state reaches it when it does.
+            table1.client.publish(wire.topic(TOURNAMENT, "1", "state"), state("1", 3), qos=1, retain=True)
+            event = next(line for line in lines if line.startswith("data:"))
+            assert json.loads(event[5:])["table"] == "1"
+            hub.send_signal(signal.SIGINT)
+            assert hub.wait(timeout=30) == 0
+        out, err = hub.communicate()
+        assert f"page http://127.0.0.1:{port}/" in out and "Traceback" not in err
+    finally:
+        table1.close()
+        if hub.poll() is None:
+            hub.kill()
+            hub.wait()

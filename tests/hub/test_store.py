@@ -224,3 +224,15 @@ def test_the_live_view_comes_back_from_the_store(store):
     assert live.online is True and live.state == state(table="2", seq=9)
     assert [t.table for t in again.tables()] == ["1", "2"]
     assert again.table("1").state is None
+
+
+def test_hub_toml_is_read_again_until_the_arbiter_acts_then_the_store_keeps_the_actions(store):
+    first = tournament()
+    Hall(store, first, tournament_id=T)
+    edited = Tournament(first.name, first.game, tables=("1", "2", "3"), players=first.players).add_round(
+        first.played[0])
+    assert Hall(store, edited, tournament_id=T).tournament.tables == ("1", "2", "3")  # nothing done yet: the file
+    hall = Hall(store, edited, tournament_id=T)
+    hall.apply(lambda t: t.withdraw("dee", 2))
+    again = Hall(store, first, tournament_id=T)  # the file changed again, after an action
+    assert again.tournament.tables == ("1", "2", "3") and again.tournament.player("dee").withdrawn == 2

@@ -300,3 +300,39 @@ def test_the_stream_sends_a_changed_table_and_the_public_one_no_commands(hall):
     broadcaster.close()
     assert broadcaster.subscribers == 0
 
+
+
+# -- pegwatch hub ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["hub"], "--broker"),
+    (["hub", "--broker", "http://x", "--db", "{db}"], "scheme must be mqtt or mqtts"),
+    (["hub", "--broker", "mqtt://127.0.0.1:1883"], "--db"),
+    (["hub", "--broker", "mqtt://127.0.0.1:1883", "--db", "{db}", "--http", "nowhere"], "--http"),
+    (["hub", "--broker", "mqtt://127.0.0.1:1883", "--db", "{db}", "--ca-file", "ca.pem"], "mqtts"),
+    (["hub", "--broker", "mqtt://127.0.0.1:1883", "--db", "{db}", "--password-file", "{missing}"], "--password-file"),
+    (["hub", "--broker", "mqtt://127.0.0.1:1883", "--db", "{db}", "--config", "{bad_toml}"], "hall.tournament"),
+    (["hub", "--broker", "mqtt://127.0.0.1:1883", "--db", "{db}", "--tournament", "a/b"], "--tournament"),
+])
+def test_pegwatch_hub_says_a_wrong_flag_in_one_line(argv, says, tmp_path, capsys):
+    from pegwatch.device.cli import main
+
+    bad = tmp_path / "hub.toml"
+    bad.write_text('[tournament]\nname = "x"\ngame = "mastermind"\n[hall]\ntournament = "no spaces"\n')
+    paths = {"db": str(tmp_path / "hall.sqlite"), "missing": str(tmp_path / "none"), "bad_toml": str(bad)}
+    assert main([a.format(**paths) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1 and err.startswith("pegwatch hub: ")
+
+
+def test_pegwatch_hub_hash_password_prints_an_account_hub_toml_takes(monkeypatch, capsys):
+    import io
+
+    from pegwatch.device.cli import main
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("s3cret\n"))
+    assert main(["hub", "--hash-password"]) == 0
+    entry = capsys.readouterr().out.replace("CHANGE-ME", "arb")
+    [account] = parse_hall(entry).accounts
+    assert verify_password("s3cret", account.password_hash)
