@@ -13,7 +13,7 @@ from typing import Any
 from pegwatch.hub.detail_fields import int_of, str_of, strs
 from pegwatch.hub.detail_text import code_text, duration_text, marks_text
 
-__all__ = ["event_text", "ruling_text"]
+__all__ = ["event_text", "ruling_text", "vp_text"]
 
 Namer = Callable[[object], str]
 
@@ -93,6 +93,14 @@ def _reading(d: Mapping[str, Any]) -> tuple[str, str | None]:
     return f"{where}: the camera read the guess {guess}{doubt}{trust}", None
 
 
+def vp_text(x: object) -> str:
+    """A VP figure as people write it: 1, 0, ½ (1.5 is 1½)."""
+    if not isinstance(x, int | float) or isinstance(x, bool):
+        return str(x)
+    whole, half = divmod(round(float(x) * 2), 2)
+    return (str(whole) if whole or not half else "") + ("½" if half else "")
+
+
 def _verdict(d: Mapping[str, Any], name: Namer) -> tuple[str, str | None]:
     what = str_of(d.get("what")) or "?"
     where = _where(d)
@@ -113,7 +121,8 @@ def _verdict(d: Mapping[str, Any], name: Namer) -> tuple[str, str | None]:
     if what == "bounded_row":
         return f"{where}: read within bounds, {d.get('verdict')}", None
     if what == "check":
-        return f"{where}: CHECK ROW {d.get('row')}: the {d.get('half')} is {d.get('status')}", None
+        what_row = "the code" if d.get("row") in (0, None) else f"ROW {d.get('row')}"
+        return f"{where}: CHECK {what_row}: the {d.get('half')} read {d.get('status')}", None
     if what == "joint_confirm":
         return f"{where}: both players confirmed the row", None
     if what == "illegal":
@@ -134,7 +143,7 @@ def _verdict(d: Mapping[str, Any], name: Namer) -> tuple[str, str | None]:
         return f"{where}: judged, {attempts} attempts", None
     if what == "match":
         vp = d.get("vp")
-        scores = ", ".join(f"{k} {x} VP" for k, x in vp.items()) if isinstance(vp, Mapping) else "?"
+        scores = ", ".join(f"{k} {vp_text(x)} VP" for k, x in vp.items()) if isinstance(vp, Mapping) else "?"
         return f"match over: {scores}", None
     return f"{where}: {what}", None
 

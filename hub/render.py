@@ -18,6 +18,7 @@ from typing import Any, Final
 
 import jinja2
 
+from pegwatch.hub.detail_log import vp_text
 from pegwatch.hub.detail_model import TableDetail, Verdict
 from pegwatch.hub.detail_text import clock_text, code_text, duration_text, marks_text
 from pegwatch.hub.evidence import PEG_RGB
@@ -71,7 +72,7 @@ def _make(loader: jinja2.BaseLoader) -> jinja2.Environment:
     )
     env.filters.update({
         "clock": clock_text, "duration": duration_text, "code": code_text, "peg_css": _peg_css,
-        "ink_css": _ink_css,
+        "ink_css": _ink_css, "vp": vp_text,
     })
     env.globals.update({"marks_text": marks_text, "verdict_words": VERDICT_WORDS})
     return env

@@ -38,9 +38,10 @@ def demo_journal() -> Path:
 class Table:
     """A table program on a virtual clock: Ann (seat 0) sets the code of game 1, Bob breaks it."""
 
-    def __init__(self, path: Path, players: tuple[str, str] = ("Ann", "Bob")) -> None:
+    def __init__(self, path: Path, players: tuple[str, str] = ("Ann", "Bob"), *,
+                 start_ns: int | None = None) -> None:
         self.path = path
-        self.clock = VirtualClock()
+        self.clock = VirtualClock() if start_ns is None else VirtualClock(start_ns)
         self.program = TableProgram.open(path, players=players, now_ns=self.clock)
 
     def close(self) -> None:

@@ -261,3 +261,29 @@ def test_a_code_known_from_the_results_fills_a_finished_game_only(demo):
     assert detail_from_events(stripped, mask_secret=True).games[0].secret is None  # no code in the events
     running = detail_from_events(stripped[:cut], mask_secret=True, secrets=codes)
     assert running.games[0].secret is None and not running.games[0].over
+
+
+def test_a_restart_keeps_one_timeline_and_the_clocks(tmp_path):
+    t = Table(tmp_path / "j.sqlite")
+    start(t)
+    t.press(1, after=30)
+    t.guess(1, ["red", "red", "blue", "blue"])
+    t.close()
+    # The table comes back (a power cut): a new session whose monotonic stamps start lower.
+    again = Table(tmp_path / "j.sqlite", start_ns=5 * 1_000_000_000)
+    again.arbiter("resume")
+    again.press(0, after=10)
+    again.marks(1, ["red", "red", "blue", "blue"], 2, 0)
+    d = detail_from_events(again.events())
+    again.close()
+    times = [line.t_ms for line in d.log]
+    assert times == sorted(times)
+    assert any(line.text.startswith("the table restarted") for line in d.log)
+    row = d.games[0].rows[0]
+    # Bob's 30.2 s before the cut are kept (7:29.8). Ann's clock ran 0.2 s before the cut
+    # (Bob's press to the last journaled event, the guess's reading); the outage is charged
+    # to nobody; the clock comes back paused and runs again from the resume, 10 s before her
+    # press: 4:00 - 0.2 - 10.0 = 3:49.8.
+    assert row.guess_clocks is not None and row.guess_clocks.remaining_ms[1] == 449_800
+    assert row.clocks == Clocks((229_800, 449_800))
+    assert row.verdict is Verdict.OK

@@ -255,3 +255,20 @@ def test_the_table_masks_a_frame_without_moving_it_and_the_hub_draws_the_same_gr
     assert back.outline == grid.outline and [(h.x, h.y) for h in back.holes] == [(h.x, h.y) for h in grid.holes]
     assert back.holes[0].r == 10.0  # a third of the 30 px between neighbouring holes
     assert [(h.x, h.y) for h in back.secret] == [(h.x, h.y) for h in grid.secret]
+
+
+def test_a_frame_pruned_at_max_mb_says_so(tmp_path):
+    path = tmp_path / "pruned.sqlite"
+    with sqlite3.connect(demo_journal()) as src, sqlite3.connect(path) as dst:
+        src.backup(dst)
+    with Journal(path, create=False) as j:
+        last = max(e.at_ns for e in j.events())
+        assert j.prune_evidence(1 << 40, games=[1], at_ns=last) > 0
+    out = tmp_path / "pruned.html"
+    assert main(["report", str(path), "-o", str(out)]) == 0
+    html = out.read_text()
+    page = Page(html)
+    game1 = [f for f in page.figures if f["game"] == "1" or (f["data-phase"] == "secret" and int(f["data-seq"]) < 90)]
+    assert game1 and all("src" not in f for f in game1)
+    assert html.count("image pruned at max_mb") == len(game1) == 8
+    assert sum("src" in f for f in page.figures) == 6  # game 2's frames are all there
