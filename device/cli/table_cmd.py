@@ -83,7 +83,7 @@ def _demo(args: argparse.Namespace) -> int:
         keys = {"broker": args.hall, "table": args.table, "tournament": args.tournament,
                 "username": args.username, "password_file": args.password_file, "ca_file": args.ca_file}
         hall = HallSettings.from_mapping({k: v for k, v in keys.items() if v is not None},
-                                         source="pegwatch demo", base=Path.cwd())
+                                         source="command line", base=Path.cwd())
     result = run_demo(journal=args.journal, gif=None if args.fast else args.gif, hall=hall)
     return 0 if result.result.get("phase") == "match_over" else 1
 

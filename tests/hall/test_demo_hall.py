@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from hall_kit import Listener, wait_until
 
@@ -9,9 +11,22 @@ from pegwatch.device.cli import main
 from pegwatch.hub import wire
 from pegwatch.hub.broker import HUB_USER, MosquittoBroker, table_user
 
-pytestmark = pytest.mark.slow  # the demo renders and reads some 500 frames
+
+def test_a_wrong_hall_url_is_one_line_before_anything_is_played(tmp_path, capsys) -> None:
+    journal = tmp_path / "demo.sqlite"
+    assert main(["demo", "--fast", "--journal", str(journal), "--hall", "http://hall", "--table", "7"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("pegwatch demo: command line: hall.broker: 'http://hall': the scheme must be mqtt or mqtts; "
+                   'give "mqtt://HOST:1883" or "mqtts://HOST:8883"')
+    assert not journal.exists()
+    assert main(["demo", "--fast", "--journal", str(journal), "--hall", "mqtt://hall", "--table", "7/8"]) == 2
+    assert "hall.table: '7/8' is not allowed" in capsys.readouterr().err
 
 
+# The whole demo renders and reads some 500 frames: a minute on a busy machine,
+# beyond the hall tests' budget. It runs with PEGWATCH_DEMO_HALL=1 (and `-m slow`).
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("PEGWATCH_DEMO_HALL") != "1", reason="set PEGWATCH_DEMO_HALL=1 to play the demo")
 def test_the_demo_plays_as_a_hall_table_and_its_results_reach_the_hub(tmp_path, capsys) -> None:
     with MosquittoBroker(tables=["7"], tournament="demo", directory=tmp_path / "broker") as broker:
         hub = Listener(broker, HUB_USER, subscribe=(wire.hall_filter("demo"),))
