@@ -161,7 +161,7 @@ class HallStore(Protocol):
 
 
 def _dumps(payload: Mapping[str, Any]) -> str:
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    return json.dumps(dict(payload), separators=(",", ":"), ensure_ascii=False, sort_keys=True)
 
 
 _STOP: Final = object()
@@ -183,7 +183,7 @@ class SqliteHallStore:
         self.path = str(path)
         self._local = threading.local()
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
-        self._pending_states: dict[str, tuple[str, int]] = {}
+        self._pending_states: dict[str, tuple[Mapping[str, Any], int]] = {}
         self._states_lock = threading.Lock()
         self._closed = False
         self._readers: list[sqlite3.Connection] = []
@@ -251,15 +251,16 @@ class SqliteHallStore:
                 conn.close()
                 return
 
-    def _run_batch(self, conn: sqlite3.Connection, jobs: list[object], states: dict[str, tuple[str, int]]) -> None:
+    def _run_batch(self, conn: sqlite3.Connection, jobs: list[object],
+                   states: dict[str, tuple[Mapping[str, Any], int]]) -> None:
         outcomes: list[tuple[Future[Any], Any, BaseException | None]] = []
         try:
             conn.execute("BEGIN IMMEDIATE")
-            for table, (text, rx_ns) in states.items():
+            for table, (payload, rx_ns) in states.items():
                 conn.execute(
                     "INSERT INTO tables (tbl, state, state_rx_ns) VALUES (?, ?, ?) "
                     "ON CONFLICT (tbl) DO UPDATE SET state = excluded.state, state_rx_ns = excluded.state_rx_ns",
-                    (table, text, rx_ns),
+                    (table, _dumps(payload), rx_ns),
                 )
             for job in jobs:
                 assert isinstance(job, tuple)
@@ -305,9 +306,11 @@ class SqliteHallStore:
         ))
 
     def put_state(self, table: str, payload: Mapping[str, Any], rx_ns: int) -> None:
+        # Written by the writer thread, and only the last of a burst: a state's text is made there.
         with self._states_lock:
-            self._pending_states[table] = (_dumps(payload), rx_ns)
-        if not self._closed:
+            first = not self._pending_states
+            self._pending_states[table] = (payload, rx_ns)
+        if first and not self._closed:
             self._queue.put(_WAKE)  # the writer commits the states with whatever else is queued
 
     def latest(self) -> list[TableLatest]:

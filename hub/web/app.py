@@ -340,6 +340,7 @@ def create_app(hall: Hall, accounts: Sequence[Account], *, https_only: bool = Fa
         Route("/api/counters", api_counters),
         Route("/api/stream", public_stream),
         Route("/stream", arbiter_stream),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),  # no icon, and no 404 in the log
         Mount("/static", StaticFiles(packages=[("pegwatch.hub.web", "static")]), name="static"),
     ]
     middleware = [Middleware(SessionMiddleware, secret_key=_session_key(hall), session_cookie="pegwatch_hub",

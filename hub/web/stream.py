@@ -62,6 +62,8 @@ class Broadcaster:
                     else:
                         sub.news.append((what, dict(detail)))
         for sub in subscribers:
+            if sub.wake.is_set():  # it will read what was just added (it clears, then reads)
+                continue
             try:
                 sub.loop.call_soon_threadsafe(sub.wake.set)
             except RuntimeError:  # its loop has closed: the page is gone
