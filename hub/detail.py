@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pegwatch.hub.detail_build import Builder
+from pegwatch.hub.detail_build import Builder, envelope
 from pegwatch.hub.detail_model import (
     Clocks,
     DetailError,
@@ -81,7 +81,7 @@ def detail_from_events(
     games: Sequence[int] | None = None,
     secrets: Mapping[int, Sequence[str]] | None = None,
 ) -> TableDetail:
-    """A table's :class:`TableDetail` from its events, in ``seq`` order.
+    """A table's :class:`TableDetail` from its events (taken in ``seq`` order, once each).
 
     ``games`` keeps only those games (the log and rulings too). ``secrets``
     gives codes known from elsewhere by game (the hub's ``results``, where
@@ -92,8 +92,9 @@ def detail_from_events(
     mapping of data; a payload field of an unexpected type is read as absent.
     """
     builder = Builder(mask_secret=mask_secret)
-    for event in events:
-        builder.add(event)
+    # Checked first, then in seq order: a store may give them newest first.
+    for env in sorted((envelope(e, i) for i, e in enumerate(events)), key=lambda env: env.seq):
+        builder.add(env)
     for number, code in (secrets or {}).items():
         game = builder.game(number)
         if game.secret is None and code:

@@ -175,11 +175,11 @@ class Builder:
 
     # -- events ----------------------------------------------------------------------
 
-    def add(self, event: object) -> None:
-        env = envelope(event, self.index)
+    def add(self, env: Envelope) -> None:
+        """Take one checked event; events must come in seq order (a seq seen already is skipped)."""
         self.index += 1
         if env.seq <= self.last_seq and self.index > 1:
-            return  # a duplicate or an event out of order: the hub stores by id, once
+            return  # a duplicate: the hub stores by id, once
         self.last_seq = env.seq
         if env.kind == "tick":
             self._clocks(env)

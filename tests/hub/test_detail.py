@@ -287,3 +287,8 @@ def test_a_restart_keeps_one_timeline_and_the_clocks(tmp_path):
     assert row.guess_clocks is not None and row.guess_clocks.remaining_ms[1] == 449_800
     assert row.clocks == Clocks((229_800, 449_800))
     assert row.verdict is Verdict.OK
+
+
+def test_events_newest_first_or_twice_give_the_same_detail(demo):
+    events, _ = demo
+    assert detail_from_events(list(reversed(events)) + events[:50]) == detail_from_events(events)
