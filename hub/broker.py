@@ -186,7 +186,8 @@ class MosquittoBroker:
     ``tables`` maps table ids to passwords (a fresh password each when given
     as a list of ids). The files live in ``directory`` (a temporary one by
     default, removed on :meth:`close`). :meth:`stop`, :meth:`kill` and
-    :meth:`restart` keep the port and the persistence directory.
+    :meth:`restart` keep the port and the persistence directory. With
+    ``tls`` the listener speaks TLS only (:attr:`url` is ``mqtts://``).
     """
 
     def __init__(
@@ -198,6 +199,7 @@ class MosquittoBroker:
         directory: str | Path | None = None,
         port: int | None = None,
         executable: str = MOSQUITTO,
+        tls: TlsFiles | None = None,
     ) -> None:
         if isinstance(tables, Mapping):
             self.passwords = dict(tables)
@@ -205,6 +207,7 @@ class MosquittoBroker:
             self.passwords = {t: secrets.token_hex(8) for t in tables}
         self.hub_password = hub_password or secrets.token_hex(8)
         self.tournament = tournament
+        self.tls = tls
         self.host = "127.0.0.1"
         self.port = port if port is not None else free_port(self.host)
         self._tmp = None if directory is not None else tempfile.mkdtemp(prefix="pegwatch-broker-")
@@ -213,14 +216,14 @@ class MosquittoBroker:
         self.log_file = self.directory / "mosquitto.log"
         self.conf = write_config(
             self.directory, tables=self.passwords, hub_password=self.hub_password,
-            tournament=tournament, port=self.port, host=self.host, log_file=self.log_file,
+            tournament=tournament, port=self.port, host=self.host, log_file=self.log_file, tls=tls,
             run_as="root" if os.geteuid() == 0 else None,
         )
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"mqtt://{self.host}:{self.port}"
+        return f"{'mqtts' if self.tls is not None else 'mqtt'}://{self.host}:{self.port}"
 
     def password_file(self, user: str) -> Path:
         """A file holding ``user``'s password (what ``[hall] password_file`` names)."""

@@ -50,7 +50,7 @@ class Listener:
 
     def __init__(self, broker: MosquittoBroker, user: str, *, password: str | None = None,
                  subscribe: tuple[str, ...] = (), client_id: str | None = None,
-                 persistent: bool = False) -> None:
+                 persistent: bool = False, tls_ca=None) -> None:
         self.messages: list[Received] = []
         self.pubacks: dict[int, int] = {}
         self.connect_reason: int | None = None
@@ -59,6 +59,8 @@ class Listener:
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id or f"test-{user}-{next(_ids)}",
                                   protocol=mqtt.MQTTv5)
         self.client.username_pw_set(user, broker.password(user) if password is None else password)
+        if tls_ca is not None:
+            self.client.tls_set(ca_certs=str(tls_ca))
         self.client.on_connect = self._on_connect
         self.client.on_message = self._on_message
         self.client.on_publish = self._on_publish

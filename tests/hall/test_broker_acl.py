@@ -103,3 +103,46 @@ def test_a_broker_that_cannot_start_says_why(tmp_path: Path) -> None:
 
     with pytest.raises(BrokerError, match="not installed"):
         MosquittoBroker(directory=tmp_path, executable="/nonexistent/mosquitto").start()
+
+
+def test_tls_is_a_setting_a_table_publishes_over_mqtts(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    import pytest
+
+    from pegwatch.device.table.hall.settings import HallSettings
+    from pegwatch.device.table.hall.wiring import TableLink
+    from pegwatch.device.table.program import TableProgram
+    from pegwatch.hub.broker import TlsFiles
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+    openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "1", "-subj", "/CN=hall test CA")
+    openssl("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1")
+    (tmp_path / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+            "-out", "server.pem", "-days", "1", "-extfile", "san.ext")
+    tls = TlsFiles(tmp_path / "ca.pem", tmp_path / "server.pem", tmp_path / "server.key")
+    with MosquittoBroker(tables=["5"], tournament=TOURNAMENT, directory=tmp_path / "broker", tls=tls) as broker:
+        assert broker.url.startswith("mqtts://") and "cafile" in broker.conf.read_text()
+        hub = Listener(broker, HUB_USER, subscribe=("pegwatch/#",), tls_ca=tls.cafile)
+        assert hub.wait_connected() == 0
+        settings = HallSettings(broker.url, TOURNAMENT, "5", table_user("5"),
+                                broker.password_file(table_user("5")), tls.cafile)
+        assert settings.tls and settings.address == ("127.0.0.1", broker.port)
+        program = TableProgram.open(tmp_path / "j.sqlite", players=("Ann", "Bob"))
+        link = TableLink(program, settings, keepalive_s=5, reconnect_s=(1, 1), poll_s=0.02).start()
+        try:
+            assert link.drain(20)  # the match event, through the table's own publisher, over TLS
+            wait_until(lambda: hub.received("/events"), what="the table's event over TLS")
+            assert wire.parse_event(hub.received("/events")[0].payload).kind == "match"
+        finally:
+            link.close()
+            program.close()
+            hub.close()
