@@ -141,11 +141,11 @@ class HallTable:
     """A table program on a virtual clock, published to ``broker`` as ``table`` through the real link."""
 
     def __init__(self, broker: MosquittoBroker, path, table: str = "1", *, start: bool = True,
-                 clock: VirtualClock | None = None) -> None:
+                 clock: VirtualClock | None = None, max_bytes: int | None = None) -> None:
         self.path = path
         self.table = table
         self.clock = clock or VirtualClock()
-        self.program = TableProgram.open(path, players=("Ann", "Bob"), now_ns=self.clock)
+        self.program = TableProgram.open(path, players=("Ann", "Bob"), now_ns=self.clock, max_bytes=max_bytes)
         user = table_user(table)
         self.settings = HallSettings(broker=broker.url, tournament=TOURNAMENT, table=table, username=user,
                                      password_file=broker.password_file(user))

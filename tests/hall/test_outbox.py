@@ -100,3 +100,36 @@ def test_the_outbox_lives_in_the_journal_file_and_leaves_it_readable(broker, tmp
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"events", "hall_outbox", "hall_cursor"} <= tables
     assert replay_journal(path).mismatches == ()
+
+
+def test_under_a_journal_size_cap_a_waiting_hall_never_fills_the_tables_journal(broker, tmp_path) -> None:
+    broker.stop()
+    hub = None
+    t = HallTable(broker, tmp_path / "j.sqlite", max_bytes=1024 * 1024)  # [journal] max_mb = 1
+    program = t.program
+    try:
+        blob = "x" * 3000
+        n = 0
+        while not t.link.outbox.full:  # the broker is away: the outbox grows to its share
+            program.submit("camera", {"state": "back", "problem": blob, "n": n})
+            n += 1
+            t.step(0.01)
+            wait_until(lambda: t.link.outbox.full or t.link.outbox.cursor == program.journal.last_seq,
+                       what="the outbox to follow")
+            assert n < 1000
+        for i in range(20):  # the table goes on journaling past the outbox's share
+            program.submit("camera", {"state": "back", "problem": blob, "n": n + i})
+            t.step(0.01)
+        assert program.alarm is None and program.writer.pending == 0
+        broker.start()
+        hub = Listener(broker, HUB_USER, subscribe=("pegwatch/#",))
+        assert hub.wait_connected() == 0
+        assert t.link.drain(60), f"{t.link.outbox.counts()} left"
+        expected = t.expected_ids()
+        assert len(expected) > n
+        wait_until(lambda: len(hub.ids()) >= len(expected), what="every event after the cap")
+        assert hub.ids() == expected
+    finally:
+        t.close()
+        if hub is not None:
+            hub.close()

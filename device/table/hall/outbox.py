@@ -52,8 +52,10 @@ CREATE TABLE IF NOT EXISTS hall_cursor (
     seq   INTEGER NOT NULL
 );
 """
-#: Sent messages kept for a look afterwards; older ones are deleted.
-KEEP_SENT: Final = 2000
+#: Sent messages kept for a look afterwards; older ones are deleted (their pages reused).
+KEEP_SENT: Final = 500
+#: Under a journal size cap, the share of it past which the outbox takes no more.
+OUTBOX_SHARE: Final = 0.9
 
 Build = Callable[[int, str, int, Mapping[str, Any]], list[tuple[Channel, bytes]]]
 
@@ -69,13 +71,19 @@ class OutboxItem:
 class Outbox(Closeable):
     """The ``hall_outbox`` table of the journal at ``path`` (created on first use)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, max_bytes: int | None = None) -> None:
         self.path = Path(path)
         self._db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False,
                                    timeout=10.0)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        if max_bytes is not None:
+            # Under [journal] max_mb the outbox stops short of the cap: a hall
+            # that waits must never make the table's own journal full.
+            page_size = int(self._db.execute("PRAGMA page_size").fetchone()[0])
+            self._db.execute(f"PRAGMA max_page_count={max(1, int(max_bytes * OUTBOX_SHARE) // page_size)}")
+        self._full_logged = False
         self._closed = False
         # The publisher's thread uses it; a drain or a test looks from another.
         self._lock = threading.RLock()
@@ -123,9 +131,19 @@ class Outbox(Closeable):
                     "INSERT INTO hall_cursor (name, seq) VALUES ('journal', ?) "
                     "ON CONFLICT(name) DO UPDATE SET seq = excluded.seq", (last,))
                 self._db.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                self._rollback()
+                if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_FULL:
+                    raise
+                # The cursor stays: these events are read again when sent messages make room.
+                if not self._full_logged:
+                    logger.error("the hall's outbox is full (%s); the hall waits, the table goes on", exc)
+                self._full_logged = True
+                return 0
             except BaseException:
-                self._db.execute("ROLLBACK")
+                self._rollback()
                 raise
+            self._full_logged = False
             return len(rows)
 
     def unsent(self, *, after_id: int = 0, limit: int = 100) -> list[OutboxItem]:
@@ -146,13 +164,25 @@ class Outbox(Closeable):
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 self._db.executemany("UPDATE hall_outbox SET sent_ns = ? WHERE id = ?", done)
+                # A full outbox keeps no sent message: their room is what it waits for.
+                keep = 0 if self._full_logged else KEEP_SENT
                 self._db.execute(
-                    "DELETE FROM hall_outbox WHERE sent_ns IS NOT NULL AND id < "
-                    "(SELECT MAX(id) FROM hall_outbox) - ?", (KEEP_SENT,))
+                    "DELETE FROM hall_outbox WHERE sent_ns IS NOT NULL AND id <= "
+                    "(SELECT MAX(id) FROM hall_outbox) - ?", (keep,))
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                self._rollback()
                 raise
+
+    def _rollback(self) -> None:
+        # SQLite may have rolled back already (a full disk can do that).
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
+
+    @property
+    def full(self) -> bool:
+        """The last fill found no room (under a journal size cap)."""
+        return self._full_logged
 
     def counts(self) -> tuple[int, int]:
         """``(kept, unsent)`` messages."""

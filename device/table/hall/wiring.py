@@ -66,7 +66,7 @@ class TableLink(Closeable):
     def __init__(self, program: TableProgram, settings: HallSettings, **publisher: Any) -> None:
         self.program = program
         self.settings = settings
-        self.outbox = Outbox(program.journal.path)
+        self.outbox = Outbox(program.journal.path, max_bytes=program.journal.max_bytes)
         match = match_id(program)
         build = partial(_build, table=settings.table, match=match, view=_ProgramView(program))
         self.publisher = Publisher(settings, self.outbox, build, match=match,
