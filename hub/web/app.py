@@ -40,6 +40,7 @@ from starlette.responses import (
 )
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pegwatch.hub.config import Account
 from pegwatch.hub.service import Hall
@@ -98,6 +99,36 @@ def detail_env() -> Environment:
     env.globals["clock_now"] = _clock_now
     env.filters["csv"] = lambda values: ",".join(str(v) for v in values)
     return env
+
+
+#: Every answer: scripts only from the hub itself (no inline script can run), no framing by
+#: another site (clickjacking of the arbiter's forms), no sniffing, no referrer outside.
+SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
+    (b"content-security-policy", b"default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+                                 b"script-src 'self'; frame-ancestors 'none'; form-action 'self'"),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),
+]
+
+
+class SecurityHeaders:
+    """A pure ASGI middleware (it leaves the live streams' bodies alone)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
 
 
 def _safe_next(target: str | None) -> str:
@@ -343,7 +374,7 @@ def create_app(hall: Hall, accounts: Sequence[Account], *, https_only: bool = Fa
         Route("/favicon.ico", lambda request: Response(status_code=204)),  # no icon, and no 404 in the log
         Mount("/static", StaticFiles(packages=[("pegwatch.hub.web", "static")]), name="static"),
     ]
-    middleware = [Middleware(SessionMiddleware, secret_key=_session_key(hall), session_cookie="pegwatch_hub",
+    middleware = [Middleware(SecurityHeaders), Middleware(SessionMiddleware, secret_key=_session_key(hall), session_cookie="pegwatch_hub",
                              max_age=SESSION_HOURS * 3600, same_site="strict", https_only=https_only)]
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

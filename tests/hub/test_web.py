@@ -225,6 +225,8 @@ def test_the_grid_has_the_addresses_the_browser_tests_use(client, hall):
         assert needle in page, needle
     assert client.get("/static/hall.js").status_code == 200
     assert "print" in client.get("/static/hall.css").text
+    headers = client.get("/").headers
+    assert headers["x-frame-options"] == "DENY" and "script-src 'self'" in headers["content-security-policy"]
 
 
 # -- the spectators ---------------------------------------------------------------------
