@@ -8,6 +8,7 @@ import uuid
 from hall_kit import TOURNAMENT, HallTable, Listener, play_game_1, wait_until
 
 from pegwatch.device.table.hall.messages import HALL_ACK, HALL_COMMAND
+from pegwatch.device.table.program import replay_journal
 from pegwatch.hub import wire
 from pegwatch.hub.broker import HUB_USER
 from pegwatch.hub.wire import AckStatus, Command, CommandKind
@@ -148,6 +149,8 @@ def test_a_row_correction_and_a_penalty_go_through_the_arbiters_paths(broker, tm
     finally:
         t.close()
         h.close()
+    # The hall's commands replay like the arbiter's own actions.
+    assert replay_journal(tmp_path / "j.sqlite").mismatches == ()
 
 
 def test_a_command_sent_while_the_table_is_away_is_applied_when_it_is_back(broker, tmp_path) -> None:
