@@ -12,10 +12,12 @@ and saved in its store. Each reads its form fields here and raises
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from pegwatch.hub import wire
-from pegwatch.hub.model import GameKind, Player, Result, Tournament
+from pegwatch.hub.config import format_hub, parse_hub
+from pegwatch.hub.model import Format, Game, GameKind, Player, Result, Tournament
 from pegwatch.hub.pairing import pair_next_round
 from pegwatch.hub.service import Hall
 from pegwatch.hub.store import StoredCommand
@@ -145,6 +147,25 @@ def _bye(t: Tournament, form: Mapping[str, str]) -> Tournament:
                        _num(form, "score", t.bye_score))
 
 
+def _setup(t: Tournament, form: Mapping[str, str]) -> Tournament:
+    """The tournament's settings, on the page instead of hub.toml, until the first round is paired;
+    checked as hub.toml would be (the new tournament is written and read back)."""
+    if t.played:
+        raise FormError("setup: round 1 is paired; the settings are fixed")
+    kind = form.get("game", t.game.kind.value)
+    try:
+        game = Game(GameKind(kind), form.get("variant", "").strip() if kind == "mastermind" else "",
+                    _int(form, "seats", low=2, default=t.game.seats))
+        fmt = Format(form.get("format", t.format.value))
+    except ValueError as exc:  # an unknown game or format, or a HubError (a BadInput) from Game
+        raise FormError(f"setup: {exc}") from None
+    tables = tuple(_words(form, "tables"))
+    new = replace(t, name=form.get("name", "").strip()[:100] or t.name, game=game, format=fmt,
+                  rounds=_int(form, "rounds", low=1, default=t.rounds), tables=tables,
+                  bye_score=_num(form, "bye_score", t.bye_score))
+    return parse_hub(format_hub(new), source="setup")
+
+
 #: The tournament actions by the name in their URL (``POST /actions/<name>``).
 TOURNAMENT_ACTIONS: Mapping[str, Callable[[Tournament, Mapping[str, str]], Tournament]] = {
     "result": _result,
@@ -152,6 +173,7 @@ TOURNAMENT_ACTIONS: Mapping[str, Callable[[Tournament, Mapping[str, str]], Tourn
     "entry": _entry,
     "withdraw": _withdraw,
     "bye": _bye,
+    "setup": _setup,
 }
 
 

@@ -301,7 +301,7 @@ def create_app(hall: Hall, accounts: Sequence[Account], *, https_only: bool = Fa
             tournament_action(hall, name, form)
         except BadInput as exc:
             return refuse(request, 400, str(exc))
-        back = {"result": "/results", "next-round": "/pairings"}.get(name, "/standings")
+        back = {"result": "/results", "next-round": "/pairings", "setup": "/pairings"}.get(name, "/standings")
         return RedirectResponse(_safe_next(form.get("next")) if form.get("next") else back, status_code=303)
 
     # -- the API ---------------------------------------------------------------

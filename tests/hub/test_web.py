@@ -338,3 +338,28 @@ def test_pegwatch_hub_hash_password_prints_an_account_hub_toml_takes(monkeypatch
     entry = capsys.readouterr().out.replace("CHANGE-ME", "arb")
     [account] = parse_hall(entry).accounts
     assert verify_password("s3cret", account.password_hash)
+
+
+def test_the_arbiter_sets_a_tournament_up_on_the_page(tmp_path):
+    from pegwatch.hub.model import Game, GameKind, Tournament
+
+    with SqliteHallStore(tmp_path / "hall.sqlite") as store:
+        hall = Hall(store, Tournament("new", Game(GameKind.MASTERMIND, "mso")), tournament_id="mso")
+        with TestClient(create_app(hall, [Account("arb", HASH)])) as client:
+            token = log_in(client)
+            assert 'id="form-setup"' in client.get("/pairings").text
+            r = client.post("/actions/setup", data={"csrf": token, "name": "Club night", "game": "mastermind",
+                                                    "format": "swiss", "rounds": "5", "tables": "A B C",
+                                                    "seats": "2", "bye_score": "1"})
+            assert r.status_code == 200
+            for pid in ("p1", "p2", "p3"):
+                assert client.post("/actions/entry", data={"csrf": token, "player": pid}).status_code == 200
+            bad = client.post("/actions/setup", data={"csrf": token, "game": "connection", "seats": "3"})
+            assert bad.status_code == 400 and "seats" in bad.text
+            assert client.post("/actions/next-round", data={"csrf": token}).status_code == 200
+            t = hall.tournament
+            assert (t.name, t.format.value, t.rounds, t.tables) == ("Club night", "swiss", 5, ("A", "B", "C"))
+            assert [p.table for p in t.played[0].pairings] == ["A"] and len(t.played[0].byes) == 1
+            r = client.post("/actions/setup", data={"csrf": token, "rounds": "9"})
+            assert r.status_code == 400 and "fixed" in r.text
+            assert 'id="form-setup"' not in client.get("/pairings").text
