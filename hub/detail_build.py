@@ -37,7 +37,7 @@ from pegwatch.hub.detail_verdicts import apply_verdict
 __all__ = ["Builder", "Envelope", "GameFacts", "RowFacts", "envelope"]
 
 _REASON_VERDICT: Final = {
-    "ok": Verdict.OK, "cleared": Verdict.OK, "mismark": Verdict.MISMARK, "proved": Verdict.MISMARK,
+    "ok": Verdict.OK, "cleared": Verdict.OK, "agreed": Verdict.OK, "mismark": Verdict.MISMARK, "proved": Verdict.MISMARK,
     "unsure": Verdict.UNSURE, "check": Verdict.UNSURE, "suspect": Verdict.UNSURE,
     "unread": Verdict.UNSURE,
 }
@@ -117,6 +117,8 @@ class GameFacts:
     flag: str | None = None
     alarms: list[str] = field(default_factory=list)
     final_clocks: Clocks | None = None
+    #: The row the table announced as mis-marked (the first wrong one).
+    mismark_row: int | None = None
 
     def row(self, number: int) -> RowFacts:
         return self.rows.setdefault(number, RowFacts(number))
@@ -140,6 +142,9 @@ class Builder:
         self.games: dict[int, GameFacts] = {}
         self.current = 1
         self.t0: int | None = None
+        self._raw_ms: int | None = None
+        self._offset_ms = 0
+        self._cont_ms = 0
         self.last_seq = 0
         self.index = 0
         #: Per seat, the clocks just after their last press.
@@ -184,6 +189,7 @@ class Builder:
         if env.kind == "tick":
             self._clocks(env)
             return
+        env = self._continuous(env)
         if self.t0 is None and env.t_ms is not None:
             self.t0 = env.t_ms
         handler = getattr(self, f"_on_{env.kind}", None)
@@ -198,6 +204,17 @@ class Builder:
         text, masked = event_text(env.kind, env.data, self.name)
         t = None if env.t_ms is None or self.t0 is None else env.t_ms - self.t0
         self.log.append(_Logged(LogLine(env.seq, t, env.kind, text, game), masked))
+
+    def _continuous(self, env: Envelope) -> Envelope:
+        """``t_ms`` on one timeline across restarts (docs/journal.md's rule): a ``boot``, or a
+        stamp that goes back, starts a segment at the last event's time; the outage is removed."""
+        if env.t_ms is None:
+            return env
+        if self._raw_ms is not None and (env.kind == "boot" or env.t_ms < self._raw_ms):
+            self._offset_ms = self._cont_ms - env.t_ms
+        self._raw_ms = env.t_ms
+        self._cont_ms = env.t_ms + self._offset_ms
+        return Envelope(env.seq, env.kind, self._cont_ms, env.data, env.clocks)
 
     def _clocks(self, env: Envelope) -> None:
         g = self.games.get(self.current)

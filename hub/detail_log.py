@@ -177,6 +177,11 @@ def event_text(kind: str, d: Mapping[str, Any], name: Namer) -> tuple[str, str |
         return f"arbiter menu: {d.get('action')}", None
     if kind == "setup":
         return f"set-up ({d.get('step')}): {d.get('status') or d.get('action') or d.get('calibration')}", None
+    if kind == "hall_command":
+        return f"hall: {d.get('kind')} from {d.get('by')} (command {str(d.get('id'))[:8]})", None
+    if kind == "hall_ack":
+        reason = f": {d['reason']}" if isinstance(d.get("reason"), str) else ""
+        return f"hall: command {str(d.get('command'))[:8]} {d.get('status')}{reason}", None
     if kind == "evidence_pruned":
         items = d.get("evidence")
         count = len(items) if isinstance(items, list | tuple) else "?"

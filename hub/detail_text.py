@@ -76,6 +76,8 @@ def row_why(reason: str, args: Mapping[str, Any], *, show_expected: bool) -> str
             return f"marked {marks}; the code gives {marks_text(*expected)}{by}"
         read = f"the code as read by {source}; " if source else ""
         return f"marked {marks}; not what the code gives ({read}it stays hidden until the game is over)"
+    if reason == "agreed":
+        return f"marked {marks}; judged against the code at the table, no mis-mark"
     if reason == "hidden":
         return f"marked {marks}; a code still fits every row (the code is hidden: judged when it is shown)"
     if reason in ("cleared", "proved", "unsure"):

@@ -49,6 +49,11 @@ def _on_row(b: Builder, g: GameFacts, r: RowFacts, d: Mapping[str, Any]) -> None
         r.expected = expected
         wrong = expected != (r.black, r.white)
         r.judged("mismark" if wrong else "ok", expected=expected, source=g.secret_source)
+    elif d.get("exact") is True and g.mismark_row is None:
+        # Judged against the code at the table, but the marks it gives were taken out (the
+        # hall's events never carry them): the table announces the first wrong row as a
+        # mis-mark right after, which overrides this; the game's verdict settles the rest.
+        r.judged("agreed", source=g.secret_source)
     elif r.reason != "suspect":
         r.judged("hidden")
 
@@ -156,6 +161,7 @@ def apply_verdict(b: Builder, env: Envelope) -> int | None:
     elif what == "illegal" and r is not None:
         r.illegal = f"{d.get('reason')} ({d.get('player')}'s illegal move {d.get('count')} in this game)"
     elif what == "mismark" and r is not None:
+        g.mismark_row = r.row
         r.judged("mismark", expected=r.expected, source=_source(d) or g.secret_source)
     elif what == "entered" and r is not None:
         r.ruled = Ruled(str(d.get("by") or "arbiter"), "entered by hand", env.seq)

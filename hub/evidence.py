@@ -9,10 +9,10 @@ frame shown during the game gives nothing away. :func:`data_uri` makes a
 JPEG an ``<img src>`` that needs no request.
 
 The grid comes as plain points in the frame's pixels (:class:`Grid`): the
-hub knows no board geometry. The table side locates the board on the frame
-(``pegwatch.device.table.report.frame_grid``) and hands the points over;
-:meth:`Grid.to_points` / :func:`grid_from_points` carry them as the wire's
-flat ``grid`` list.
+hub knows no board geometry. ``pegwatch report`` locates the board on the
+frame (``pegwatch.device.table.report.frame_grid``); the hub's page reads
+the ``evidence`` message's flat ``grid``, every code hole row by row, with
+:func:`grid_from_points`.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ __all__ = [
     "data_uri",
     "draw_grid",
     "grid_from_points",
-    "mask_secret_row",
 ]
 
 logger = logging.getLogger(__name__)
@@ -95,10 +94,6 @@ class Grid:
     secret: tuple[GridHole, ...] = ()
     note: str = field(default="", compare=False)
 
-    def to_points(self) -> tuple[Point, ...]:
-        """The flat point list of the wire: 4 outline corners, the row's holes, then the secret's."""
-        return (*self.outline, *((h.x, h.y) for h in self.holes), *((h.x, h.y) for h in self.secret))
-
     def with_colours(self, colours: Sequence[str | None], labels: Sequence[str] = ()) -> Grid:
         """The same grid with the row's holes coloured as read (one per hole)."""
         holes = tuple(
@@ -109,22 +104,25 @@ class Grid:
         return Grid(self.outline, holes, self.keys, self.others, self.secret, self.note)
 
 
-def grid_from_points(points: Sequence[Sequence[float]], *, holes: int) -> Grid:
-    """A :class:`Grid` back from the wire's flat list (:meth:`Grid.to_points`).
+def grid_from_points(points: Sequence[Sequence[float]], *, holes: int, row: int) -> Grid:
+    """The grid of ``row`` from the ``evidence`` message's ``grid``: every code hole's centre in
+    the frame, row by row (``holes`` per row), as the table sends it.
 
-    ``holes`` is the number of code holes per row; the radius of a hole is a
-    third of the distance between neighbouring holes."""
+    The outline is then the hole pattern's (its corner holes), and a hole's
+    radius a third of the distance between neighbouring holes. The secret
+    row is not in it: the table masks it before the frame leaves."""
     pts = [(float(p[0]), float(p[1])) for p in points]
-    if len(pts) < 4 + holes or (len(pts) - 4) not in (holes, 2 * holes):
-        raise EvidenceImageError(
-            f"evidence grid: expected 4 corners and {holes} or {2 * holes} holes, got {len(pts)} points"
-        )
-    row = pts[4:4 + holes]
-    gaps = [float(np.hypot(a[0] - b[0], a[1] - b[1])) for a, b in itertools.pairwise(row)]
-    r = (min(gaps) / 3.0) if gaps else 6.0
-    secret = pts[4 + holes:]
-    return Grid(tuple(pts[:4]), tuple(GridHole(x, y, r) for x, y in row),
-                secret=tuple(GridHole(x, y, r) for x, y in secret))
+    if holes < 1 or not pts or len(pts) % holes:
+        raise EvidenceImageError(f"evidence grid: {len(pts)} points are not rows of {holes} holes")
+    rows = len(pts) // holes
+    if not 1 <= row <= rows:
+        raise EvidenceImageError(f"evidence grid: no row {row} in {rows} rows of {holes} holes")
+    first = pts[(row - 1) * holes:row * holes]
+    gaps = [float(np.hypot(a[0] - b[0], a[1] - b[1])) for a, b in itertools.pairwise(first)]
+    r = (min(gaps) / 3.0) if gaps and min(gaps) > 0 else 6.0
+    outline = (pts[0], pts[holes - 1], pts[-1], pts[-holes])
+    others = pts[:(row - 1) * holes] + pts[row * holes:]
+    return Grid(outline, tuple(GridHole(x, y, r) for x, y in first), others=tuple(GridHole(x, y, r) for x, y in others))
 
 
 def _decode(jpeg: bytes, what: str) -> NDArray[np.uint8]:
@@ -247,20 +245,6 @@ def draw_grid(
         _text(img, "secret", (x0 + 2, y1 - 4), scale * 0.7)
     if grid.note:
         _text(img, grid.note, (12, 24), scale)
-    return _encode(img, quality, what)
-
-
-def mask_secret_row(jpeg: bytes, grid: Grid, *, quality: int = 85, what: str = "evidence") -> bytes:
-    """``jpeg`` at its own size with only a solid box over the secret row's holes.
-
-    For the table, before a frame of a running game leaves it: unlike
-    :func:`draw_grid` it neither crops nor scales, so the grid's points
-    still fit the frame the hub draws on."""
-    if not grid.secret:
-        raise EvidenceImageError(f"{what}: no secret holes to mask")
-    img = _decode(jpeg, what)
-    pad = max(round(max(h.r for h in grid.secret) * 1.6), 4)
-    _box(img, np.array([(round(h.x), round(h.y)) for h in grid.secret], dtype=np.int32), pad, _MASK_BGR, -1)
     return _encode(img, quality, what)
 
 

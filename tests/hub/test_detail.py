@@ -292,3 +292,43 @@ def test_a_restart_keeps_one_timeline_and_the_clocks(tmp_path):
 def test_events_newest_first_or_twice_give_the_same_detail(demo):
     events, _ = demo
     assert detail_from_events(list(reversed(events)) + events[:50]) == detail_from_events(events)
+
+
+def _redact(value):
+    """What the hall's events carry: no key named code, secret or expected, at any depth."""
+    if isinstance(value, dict):
+        return {k: _redact(v) for k, v in value.items() if k not in ("code", "secret", "expected")}
+    if isinstance(value, list):
+        return [_redact(v) for v in value]
+    return value
+
+
+def test_the_halls_events_without_the_secret_give_the_tables_verdicts(demo):
+    """The hub's events: t_ms, the data with every secret-bearing key taken out, no clocks.
+    Rows the table judged are ok until it announces a mis-mark; the game's verdict settles
+    the marks each row should have had once it is over."""
+    events, _ = demo
+    hall = [{"seq": e["seq"], "kind": e["kind"], "t_ms": e["t_ms"], "data": _redact(e["data"])}
+            for e in events if e["kind"] != "tick"]
+    cut = next(i for i, e in enumerate(hall) if e["data"].get("what") == "game")
+    running = detail_from_events(hall[:cut], mask_secret=True).games[0]
+    assert [r.verdict for r in running.rows] == [Verdict.OK, Verdict.OK, Verdict.MISMARK]
+    assert all(r.expected is None for r in running.rows) and running.secret is None
+    assert running.rows[0].why == "marked 1B0W; judged against the code at the table, no mis-mark"
+    done = detail_from_events(hall, mask_secret=True)
+    assert [r.expected for r in done.games[0].rows] == [(1, 0), (0, 2), (1, 2)]
+    assert [r.verdict for r in done.games[0].rows] == [Verdict.OK, Verdict.OK, Verdict.MISMARK]
+    assert [line.seq for line in done.log] == [line.seq for line in detail_from_events(events).log]
+    assert not any(" ".join(SECRET) in line.text for line in done.log)
+
+
+def test_stamps_of_a_new_boot_keep_the_log_on_one_timeline():
+    events = [
+        {"seq": 1, "kind": "match", "t_ms": 1_000_000, "data": {"players": ["Ann", "Bob"]}},
+        {"seq": 2, "kind": "press", "t_ms": 1_010_000, "data": {"player": 0}},
+        {"seq": 3, "kind": "boot", "t_ms": 7_000, "data": {"after_seq": 2}},   # after a power cut
+        {"seq": 4, "kind": "arbiter", "t_ms": 9_000, "data": {"action": "resume"}},
+        {"seq": 5, "kind": "press", "t_ms": 12_500, "data": {"player": 1}},
+    ]
+    # The boot lands on the last instant before the cut (10 s in); then time runs as stamped.
+    assert [line.t_ms for line in detail_from_events(events).log] == [0, 10_000, 10_000, 12_000, 15_500]

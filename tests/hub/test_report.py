@@ -17,7 +17,7 @@ from pegwatch.device.cli import main
 from pegwatch.device.table.journal import Journal
 from pegwatch.device.table.report import journal_events
 from pegwatch.hub.detail import detail_from_events
-from pegwatch.hub.evidence import Grid, GridHole, draw_grid, grid_from_points, mask_secret_row
+from pegwatch.hub.evidence import EvidenceImageError, Grid, GridHole, draw_grid, grid_from_points
 from pegwatch.hub.render import environment, render_detail
 
 DATA_JPEG = "data:image/jpeg;base64,"
@@ -239,22 +239,24 @@ def test_the_page_extends_the_same_template():
     assert len(parsed.hrefs) == 14 - 1 and "pegwatch report" not in html
 
 
-def test_the_table_masks_a_frame_without_moving_it_and_the_hub_draws_the_same_grid():
-    """The table sends a frame of a running game masked at its own size, with the grid's points;
-    the hub draws the grid from those points on that frame."""
-    frame = np.full((200, 400, 3), 200, np.uint8)
+def test_the_page_draws_a_row_from_the_grid_the_table_sends():
+    """The evidence message's grid: every code hole's centre, row by row (3 rows of 4 here)."""
+    points = [(100 + 40 * r, 50 + 30 * h) for r in range(3) for h in range(4)]
+    grid = grid_from_points(points, holes=4, row=2)
+    assert [(h.x, h.y) for h in grid.holes] == [(140, 50), (140, 80), (140, 110), (140, 140)]
+    assert len(grid.others) == 8 and grid.secret == ()
+    assert grid.holes[0].r == 10.0  # a third of the 30 px between neighbouring holes
+    assert grid.outline == ((100, 50), (100, 140), (180, 140), (180, 50))
+    frame = np.full((200, 300, 3), 200, np.uint8)
     ok, buf = cv2.imencode(".jpg", frame)
     assert ok
-    grid = Grid(((50, 50), (350, 50), (350, 150), (50, 150)),
-                holes=tuple(GridHole(100 + 30 * i, 100, 8) for i in range(4)),
-                secret=tuple(GridHole(300, 60 + 20 * i, 8) for i in range(4)))
-    sent = cv2.imdecode(np.frombuffer(mask_secret_row(buf.tobytes(), grid), np.uint8), cv2.IMREAD_COLOR)
-    assert sent.shape == frame.shape
-    assert sent[90, 300].max() < 30 and sent[100, 100].min() > 150  # the secret boxed, the rest as it was
-    back = grid_from_points(grid.to_points(), holes=4)
-    assert back.outline == grid.outline and [(h.x, h.y) for h in back.holes] == [(h.x, h.y) for h in grid.holes]
-    assert back.holes[0].r == 10.0  # a third of the 30 px between neighbouring holes
-    assert [(h.x, h.y) for h in back.secret] == [(h.x, h.y) for h in grid.secret]
+    drawn = decode("data:image/jpeg;base64," + base64.b64encode(
+        draw_grid(buf.tobytes(), grid.with_colours(["red", "blue", None, "white"]))).decode())
+    assert outline_pixels(drawn) > 200
+    with pytest.raises(EvidenceImageError, match="no row 4 in 3 rows of 4 holes"):
+        grid_from_points(points, holes=4, row=4)
+    with pytest.raises(EvidenceImageError, match="11 points are not rows of 4 holes"):
+        grid_from_points(points[:11], holes=4, row=1)
 
 
 def test_a_frame_pruned_at_max_mb_says_so(tmp_path):
