@@ -332,3 +332,22 @@ def test_stamps_of_a_new_boot_keep_the_log_on_one_timeline():
     ]
     # The boot lands on the last instant before the cut (10 s in); then time runs as stamped.
     assert [line.t_ms for line in detail_from_events(events).log] == [0, 10_000, 10_000, 12_000, 15_500]
+
+
+def test_a_row_within_bounds_names_what_decides_it():
+    events = [
+        {"seq": 1, "kind": "reading", "t_ms": 5, "data": {
+            "game": 1, "row": 2, "phase": "marks", "status": "unknown", "guess": ["unknown", "red"],
+            "candidates": [["red", "blue"], None], "black_bounds": [0, 2], "white_bounds": [1, 2]}},
+        {"seq": 2, "kind": "verdict", "t_ms": 6, "data": {
+            "what": "bounded_row", "game": 1, "row": 2, "guess": [["red", "blue"], "red"], "black": [0, 2],
+            "white": [1, 2], "verdict": "unsure", "deciding_holes": [1], "deciding_keys": ["black"]}},
+        {"seq": 3, "kind": "verdict", "t_ms": 6, "data": {
+            "what": "check", "game": 1, "row": 0, "half": "secret", "status": "unknown"}},
+    ]
+    g = detail_from_events(events).games[0]
+    (row,) = g.rows
+    assert row.verdict is Verdict.UNSURE and [h.label for h in row.guess] == ["red or blue", "red"]
+    assert (row.black_bounds, row.white_bounds) == ((0, 2), (1, 2))
+    assert row.why == "read within bounds (0-2B1-2W); hole 1 and the black count decide the verdict: the arbiter looks"
+    assert g.alarms == ("the camera could not read the code (unknown): the arbiter checks it",)
