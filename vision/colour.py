@@ -79,6 +79,7 @@ _BGR_TO_XYZ = np.array(
     dtype=np.float64,
 )
 _WHITE_D65 = np.array([0.95047, 1.0, 1.08883], dtype=np.float64)
+_XYZ_TO_BGR = np.linalg.inv(_BGR_TO_XYZ)
 
 
 def srgb_to_linear(values: NDArray[Any]) -> FloatArray:
@@ -109,6 +110,17 @@ def linear_bgr_to_lab(bgr: NDArray[Any]) -> FloatArray:
     lab[..., 1] = 500 * (f[..., 0] - f[..., 1])
     lab[..., 2] = 200 * (f[..., 1] - f[..., 2])
     return lab
+
+
+def lab_to_linear_bgr(lab: NDArray[Any]) -> FloatArray:
+    """CIELAB (..., 3), D65, back to linear-light BGR (..., 3): the inverse of :func:`linear_bgr_to_lab`."""
+    arr = np.asarray(lab, dtype=np.float64)
+    fy = (arr[..., 0] + 16) / 116
+    f = np.stack([fy + arr[..., 1] / 500, fy, fy - arr[..., 2] / 200], axis=-1)
+    eps = 216 / 24389
+    kappa = 24389 / 27
+    xyz = np.where(f**3 > eps, f**3, (116 * f - 16) / kappa) * _WHITE_D65
+    return np.asarray(xyz @ _XYZ_TO_BGR.T, dtype=np.float64)
 
 
 def srgb_bgr_to_lab(bgr: NDArray[Any]) -> FloatArray:

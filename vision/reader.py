@@ -43,6 +43,7 @@ from pegwatch.vision.colour import Classification, ColourModel, linear_bgr_to_la
 from pegwatch.vision.cover import Cover
 from pegwatch.vision.localise import Localisation, Localiser
 from pegwatch.vision.localise.base import board_scale_px_per_mm
+from pegwatch.vision.peg_light import PegLight, fit_gain, scale_features
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import (
     EMPTY,
@@ -72,6 +73,9 @@ logger = logging.getLogger(__name__)
 #: :data:`pegwatch.vision.sampler.CLIP_LEVEL`): a clipped hole is classified
 #: by its best fit over them.
 CLIP_FACTORS = (1.0, 1.15, 1.3, 1.5, 1.75, 2.0, 2.4, 3.0, 4.0)
+#: How long a fit of the pegs' light is kept (one second): a table's light
+#: changes slowly, and a fixed camera's frames come many times a second.
+PEG_LIGHT_REFIT_NS = 1_000_000_000
 
 
 class BoardReader:
@@ -101,11 +105,18 @@ class BoardReader:
         self._key_is_empty = np.array([n == EMPTY for n in key_names])
         self._code_is_peg = np.array([n not in (EMPTY, SHIELD) for n in names])
         self._key_is_peg = ~self._key_is_empty
+        # A dark neutral peg (black) shows the room's sheen more than its own colour:
+        # it is not seen in the pegs' light (see pegwatch.vision.peg_light).
+        self._code_lit = self._code_is_peg & _diffuse(self.code_model)
+        self._key_lit = self._key_is_peg & _diffuse(self.key_model)
         self.last_localisation: Localisation | None = None
         self._heads = bool(getattr(calibration, "heads_sampled", False))
         #: What the cover test found in the last frame read (for the debug view).
         self.last_cover: Cover | None = None
         self._lean_cache: tuple[bytes, FloatArray] | None = None
+        #: The pegs' light fitted in the last frame read.
+        self.last_peg_light = PegLight()
+        self._peg_light_fit: tuple[int, bytes, PegLight] | None = None
 
     @property
     def localiser(self) -> Localiser:
@@ -156,16 +167,16 @@ class BoardReader:
     def _classify(self, f: Features, at_ns: int, loc: Localisation | None) -> BoardReading:
         p = self.profile
         n_guess = p.rows * p.holes
-        code_d2 = _censored_distances(self.code_model, f.code, f.code_linear, f.code_clipped)
-        key_d2 = _censored_distances(self.key_model, f.keys, f.key_linear, f.key_clipped)
-        if f.code_head is not None:
-            # Pegs stand up: a peg class is judged where the peg's head
-            # stands, an empty hole (and the shield) where the hole lies.
-            head = _censored_distances(self.code_model, f.code_head, f.code_head_linear, f.code_head_clipped)
-            code_d2[:, self._code_is_peg] = head[:, self._code_is_peg]
-        if f.key_head is not None:
-            head = _censored_distances(self.key_model, f.key_head, f.key_head_linear, f.key_head_clipped)
-            key_d2[:, self._key_is_peg] = head[:, self._key_is_peg]
+        light = self._peg_light(f, at_ns)
+        self.last_peg_light = light
+        code_d2 = _peg_distances(
+            self.code_model, self._code_lit, light.code, f.code, f.code_linear, f.code_clipped,
+            f.code_head, f.code_head_linear, f.code_head_clipped,
+        )
+        key_d2 = _peg_distances(
+            self.key_model, self._key_lit, light.keys, f.keys, f.key_linear, f.key_clipped,
+            f.key_head, f.key_head_linear, f.key_head_clipped,
+        )
         cc = self.code_model.classify_distances(code_d2[:n_guess], allowed=self._guess_allowed)
         sc = self.code_model.classify_distances(code_d2[n_guess:])
         kc = self.key_model.classify_distances(key_d2)
@@ -173,6 +184,10 @@ class BoardReader:
         code_unread = np.concatenate([~cc.accepted, ~sc.accepted])
         code_names_all = np.concatenate([self._code_names[cc.best], self._code_names[sc.best]])
         code_pegs = code_unread | np.concatenate([self._code_is_peg[cc.best], self._code_is_peg[sc.best]])
+        read_bare = cc.accepted & (code_names_all[:n_guess] == EMPTY)
+        unplayed = self._unplayed_bare(read_bare, kc)
+        # The first row read wholly bare is the next to play: its holes are bare too.
+        not_in_play = self._unplayed_bare(read_bare, kc, from_first=True)
         cover = self.sampler.cover.find(
             odd,
             f.cell_shaded,
@@ -185,7 +200,7 @@ class BoardReader:
             plastic=np.asarray(self.calibration.plastic_linear, dtype=np.float64),
             lean=self._lean(loc),
             edge=f.cell_edge,
-            bare=self._unplayed_bare(cc.accepted & (code_names_all[:n_guess] == EMPTY), kc),
+            bare=unplayed,
         )
         self.last_cover = cover
         code_names = self._code_names[cc.best]
@@ -194,14 +209,20 @@ class BoardReader:
         for r in range(p.rows):
             sl = slice(r * p.holes, (r + 1) * p.holes)
             holes = tuple(
-                self._hole(str(name), bool(acc), float(conf), bool(occ), code_d2[i], self._guess_allowed)
+                self._hole(
+                    str(name), bool(acc), float(conf), bool(occ), code_d2[i], self._guess_allowed,
+                    unplayed=bool(not_in_play[i]),
+                )
                 for i, name, acc, conf, occ in zip(
                     range(sl.start, sl.stop), code_names[sl], cc.accepted[sl], cc.confidence[sl], cover.code[sl],
                     strict=True,
                 )
             )
             ks = slice(r * n_k, (r + 1) * n_k)
-            keys = self._keys(kc.best[ks], kc.accepted[ks], kc.confidence[ks], cover.keys[ks], key_d2[ks])
+            keys = self._keys(
+                kc.best[ks], kc.accepted[ks], kc.confidence[ks], cover.keys[ks], key_d2[ks],
+                in_play=not not_in_play[sl].all(),
+            )
             if any(h.colour == OCCLUDED for h in holes) or keys.status == ROW_OCCLUDED:
                 status = ROW_OCCLUDED
             elif any(not h.is_certain for h in holes) or keys.status == ROW_UNKNOWN:
@@ -244,7 +265,44 @@ class BoardReader:
             shield=view.value,
         )
 
-    def _unplayed_bare(self, code_empty: NDArray[np.bool_], kc: Classification) -> NDArray[np.bool_]:
+    def _peg_light(self, f: Features, at_ns: int) -> PegLight:
+        """How bright this frame's light shows the pegs, against the plastic (see :mod:`~pegwatch.vision.peg_light`).
+
+        The light of a fixed camera's scene changes slowly: the fit is kept for
+        up to ``PEG_LIGHT_REFIT_NS`` while the camera's fit of the board is kept.
+        """
+        if f.code_linear is None or f.key_linear is None:
+            return PegLight()
+        kept = self._peg_light_fit
+        if kept is not None and 0 <= at_ns - kept[0] < PEG_LIGHT_REFIT_NS and kept[1] == self._pose_key():
+            return kept[2]
+        light = self._fit_peg_light(f)
+        self._peg_light_fit = (at_ns, self._pose_key(), light)
+        return light
+
+    def _pose_key(self) -> bytes:
+        loc = self.last_localisation
+        if loc is None or loc.image_to_board is None:
+            return b""
+        return np.asarray(loc.image_to_board, dtype=np.float64).tobytes()
+
+    def _fit_peg_light(self, f: Features) -> PegLight:
+        assert f.code_linear is not None and f.key_linear is not None
+        code_use = np.ones(len(f.code), dtype=bool)
+        key_use = np.ones(len(f.keys), dtype=bool)
+        # A clipped hole's light is not known: it says nothing about the factor.
+        if f.code_clipped is not None:
+            code_use = np.asarray(~f.code_clipped.any(axis=1), dtype=bool)
+        if f.key_clipped is not None:
+            key_use = np.asarray(~f.key_clipped.any(axis=1), dtype=bool)
+        return PegLight(
+            fit_gain(self.code_model, f.code, f.code_linear, use=code_use, peg_classes=self._code_lit),
+            fit_gain(self.key_model, f.keys, f.key_linear, use=key_use, peg_classes=self._key_lit),
+        )
+
+    def _unplayed_bare(
+        self, code_empty: NDArray[np.bool_], kc: Classification, *, from_first: bool = False
+    ) -> NDArray[np.bool_]:
         """Holes read as bare in rows after the first row read wholly bare (code then key holes).
 
         Rows are played in order, so after a row with no peg at all no row
@@ -260,7 +318,7 @@ class BoardReader:
         empty_rows = np.flatnonzero(code_rows & key_rows)
         bare = np.zeros(len(code_empty) + p.holes + len(key_empty), dtype=bool)
         if len(empty_rows):
-            after = int(empty_rows[0]) + 1
+            after = int(empty_rows[0]) + (0 if from_first else 1)
             bare[after * p.holes : p.rows * p.holes] = code_empty[after * p.holes :]
             start = p.rows * p.holes + p.holes
             bare[start + after * p.key_holes :] = key_empty[after * p.key_holes :]
@@ -296,11 +354,19 @@ class BoardReader:
         return np.concatenate([code, keys])
 
     def _hole(
-        self, name: str, accepted: bool, conf: float, occluded: bool, d2: FloatArray, allowed: list[bool]
+        self, name: str, accepted: bool, conf: float, occluded: bool, d2: FloatArray, allowed: list[bool],
+        *, unplayed: bool = False,
     ) -> HoleReading:
         if occluded:
             return HoleReading(OCCLUDED, 0.0)
-        if accepted:
+        # In a light other than the calibration's, a bare hole and a black peg
+        # in shade are what the calibration learned least: in a row in play a
+        # hole read bare then counts as bare only when it lies outside every
+        # peg's class. Rows from the first wholly bare row on are not in play.
+        if accepted and (
+            name != EMPTY or unplayed or self.last_peg_light.code == 1.0
+            or not (d2[self._code_is_peg] <= self.code_model.reject_distance2).any()
+        ):
             return HoleReading(name, conf)
         (cands,) = self.code_model.candidates(d2[None, :], allowed=allowed)
         return HoleReading(UNKNOWN, conf, cands)
@@ -312,9 +378,18 @@ class BoardReader:
         conf: FloatArray,
         occluded: NDArray[np.bool_],
         d2: FloatArray,
+        *,
+        in_play: bool = True,
     ) -> KeyReading:
         """Count a row's key pegs; bounds on the counts when some key holes are uncertain."""
         sure = accepted & ~occluded
+        # "No key peg at all" is the marking a misread most often invents (white
+        # key pegs under warm light, black ones in shade, all read as holes):
+        # a row read wholly bare counts as bare only where each hole lies
+        # outside every key peg's class, not merely nearer the hole's.
+        if in_play and sure.all() and self._key_is_empty[best].all():
+            reach = self.key_model.reject_distance2
+            sure &= ~(d2[:, self._key_is_peg] <= reach).any(axis=1)
         black = int(self._key_is_place[best[sure]].sum())
         white = int(self._key_is_colour[best[sure]].sum())
         empty = int(self._key_is_empty[best[sure]].sum())
@@ -365,6 +440,39 @@ class BoardReader:
             ppm = board_scale_px_per_mm(loc.image_to_board, (w / 2, h / 2))
         sharp = loc.sharpness
         return found_by, None if ppm is None else float(ppm), None if sharp is None else float(sharp), tuple(reasons)
+
+
+def _diffuse(model: ColourModel) -> NDArray[np.bool_]:
+    """Classes whose look is their own colour: not dark and neutral (CIELAB L < 45, chroma < 12)."""
+    lab = np.asarray(model.means, dtype=np.float64)[:, :3]
+    dark_neutral = (lab[:, 0] < 45) & (np.hypot(lab[:, 1], lab[:, 2]) < 12)
+    return np.asarray(~dark_neutral, dtype=bool)
+
+
+def _peg_distances(
+    model: ColourModel,
+    peg_classes: NDArray[np.bool_],
+    gain: float,
+    features: FloatArray,
+    linear: FloatArray | None,
+    clipped: NDArray[np.bool_] | None,
+    head: FloatArray | None,
+    head_linear: FloatArray | None,
+    head_clipped: NDArray[np.bool_] | None,
+) -> FloatArray:
+    """Squared distances (n, k): peg classes where the peg's head stands (when sampled there) and
+    in the pegs' own light (``gain``), empty holes and the shield where the hole lies, as normalised."""
+    d2 = _censored_distances(model, features, linear, clipped)
+    if head is not None:
+        features, linear, clipped = head, head_linear, head_clipped
+    lit = gain != 1.0
+    if lit and linear is not None:
+        features = scale_features(features, linear, gain)
+        linear = linear * gain
+    if head is not None or lit:
+        pegs = _censored_distances(model, features, linear, clipped)
+        d2[:, peg_classes] = pegs[:, peg_classes]
+    return d2
 
 
 def _censored_distances(

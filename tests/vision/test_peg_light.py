@@ -1,0 +1,48 @@
+"""The pegs' own light: a frame whose pegs stand brighter than the plastic says is read in their light."""
+
+import numpy as np
+
+from pegwatch.vision.colour import lab_to_linear_bgr
+from pegwatch.vision.peg_light import MIN_PEG_HOLES, fit_gain, scale_features
+from pegwatch.vision.reader import BoardReader
+from pegwatch.vision.reading import EMPTY, UNKNOWN
+
+
+def _brighten_pegs(reader, frame_features, factor):
+    """The features of ``frame_features`` with every hole the calibration reads as a peg ``factor`` times brighter."""
+    model = reader.code_model
+    best = model.classify(frame_features).best
+    is_peg = np.array([model.names[b] not in (EMPTY, "shield") for b in best])
+    out = frame_features.copy()
+    lin = lab_to_linear_bgr(out[:, 0:3])
+    out[is_peg] = scale_features(out[is_peg], lin[is_peg], factor)
+    return out, is_peg
+
+
+def test_the_factor_is_found_from_the_pegs_alone(invicta_table, invicta_cal):
+    reader = BoardReader(invicta_table.profile, invicta_cal)
+    shot = invicta_table.calibration[0]
+    loc = reader.localiser.locate(shot.image)
+    f = reader.sampler.features_from_frame(shot.image, loc.image_to_board, invicta_cal.plastic_linear, covers=False)
+    model = reader.code_model
+    peg_classes = np.array([n not in (EMPTY, "shield") for n in model.names])
+    use = np.ones(len(f.code), dtype=bool)
+    assert fit_gain(model, f.code, f.code_linear, use=use, peg_classes=peg_classes) == 1.0
+    brighter, is_peg = _brighten_pegs(reader, f.code, 3.0)
+    assert is_peg.sum() >= MIN_PEG_HOLES
+    gain = fit_gain(model, brighter, lab_to_linear_bgr(brighter[:, 0:3]), use=use, peg_classes=peg_classes)
+    # The fit undoes the brightening (to the grid's step), empty holes untouched.
+    assert abs(np.log(gain * 3.0)) < 0.15
+    # Too few pegs say nothing about the light.
+    few = np.zeros(len(f.code), dtype=bool)
+    few[np.flatnonzero(is_peg)[: MIN_PEG_HOLES - 1]] = True
+    assert fit_gain(model, brighter, lab_to_linear_bgr(brighter[:, 0:3]), use=few, peg_classes=peg_classes) == 1.0
+
+
+def test_the_calibration_photos_keep_the_calibrations_light(invicta_table, invicta_cal):
+    reader = BoardReader(invicta_table.profile, invicta_cal)
+    for shot in invicta_table.calibration:
+        reading = reader.read(shot.image, at_ns=0)
+        read = [h.colour for r in reading.rows for h in r.holes if h.colour not in (EMPTY, UNKNOWN)]
+        assert len(read) >= MIN_PEG_HOLES
+        assert reader.last_peg_light.code == 1.0
