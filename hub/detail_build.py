@@ -186,14 +186,14 @@ class Builder:
         if env.seq <= self.last_seq and self.index > 1:
             return  # a duplicate: the hub stores by id, once
         self.last_seq = env.seq
+        env = self._continuous(env)
         if env.kind == "tick":
             self._clocks(env)
             return
-        env = self._continuous(env)
         if self.t0 is None and env.t_ms is not None:
             self.t0 = env.t_ms
-        handler = getattr(self, f"_on_{env.kind}", None)
-        game = handler(env) if handler is not None else None
+        handler = _HANDLERS.get(env.kind)
+        game = handler(self, env) if handler is not None else None
         if env.kind == "verdict" and env.data.get("what") == "start" and self.log \
                 and self.log[-1].line.kind == "press":
             # The codemaker's press that started this game, logged before the game was known.
@@ -389,3 +389,10 @@ class Builder:
             tuple(p for p in self.penalties if keep(p.game)),
             tuple(r for r in self.rulings if keep(r.game)), self.last_seq, self.mask,
         )
+
+
+_HANDLERS: Final = {
+    "match": Builder._on_match, "press": Builder._on_press, "flag": Builder._on_flag,
+    "reading": Builder._on_reading, "arbiter": Builder._on_arbiter, "ruling": Builder._on_ruling,
+    "evidence_pruned": Builder._on_evidence_pruned, "verdict": Builder._on_verdict,
+}
