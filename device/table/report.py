@@ -118,7 +118,15 @@ def _localiser_and_profile(path: Path, meta: Mapping[str, object], board: str | 
             if candidate.is_file():
                 cal_path = candidate
                 break
-    cal = Calibration.load(cal_path) if cal_path is not None else None
+    cal = None
+    if cal_path is not None:
+        try:
+            cal = Calibration.load(cal_path)
+        except BadInput as exc:
+            if calibration is not None:
+                raise  # the one asked for: the arbiter must know it is bad
+            # One found beside the journal: the markers still place the board.
+            logger.warning("%s: not used to locate the board (%s); the markers are", cal_path, exc)
     name = board or (cal.profile if cal is not None else None) or config.get("board") or DEFAULT_PROFILE
     profile = load_profile(str(name))
     if cal is not None and cal.profile == profile.name:

@@ -274,3 +274,18 @@ def test_a_frame_pruned_at_max_mb_says_so(tmp_path):
     assert game1 and all("src" not in f for f in game1)
     assert html.count("image pruned at max_mb") == len(game1) == 8
     assert sum("src" in f for f in page.figures) == 6  # game 2's frames are all there
+
+
+def test_a_damaged_calibration_beside_the_journal_leaves_the_markers_to_place_the_board(tmp_path, capsys):
+    path = tmp_path / "journal.sqlite"
+    with sqlite3.connect(demo_journal()) as src, sqlite3.connect(path) as dst:
+        src.backup(dst)
+    (tmp_path / "calibration.json").write_text("{ not json")
+    out = tmp_path / "game.html"
+    assert main(["report", str(path), "-o", str(out)]) == 0
+    page = Page(out.read_text())
+    assert len(page.srcs) == 14 and all(outline_pixels(decode(src)) > 1500 for src in page.srcs[:2])
+    # Named on the command line, it is the arbiter's choice: one line, exit 2.
+    assert main(["report", str(path), "-o", str(out), "--calibration", str(tmp_path / "calibration.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "calibration.json" in err
