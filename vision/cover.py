@@ -174,6 +174,9 @@ class CoverGraph:
         key_r = profile.key_hole_diameter_mm / 2
         radii = np.array([code_r] * self.n_code + [key_r] * self.n_keys)
         self._pair_reach = radii[self._pair_hole] + layout.half_mm * np.sqrt(2.0)
+        # A cell touches a peg's head when its centre lies within the head's
+        # radius plus the cell's half-diagonal of the head's centre.
+        self._head_reach = self._pair_reach
         self.shaded_by = (dist[:nc, nc:] - radii[None, :] - layout.half_mm) <= PEG_REACH_MM
         # Holes beside an unreadable hole under a cover: the object's edge
         # may lie on them.
@@ -286,6 +289,14 @@ class CoverGraph:
             near_peg = self.shaded_by[:, pegs].any(axis=1) if pegs.any() else np.zeros(len(odd), dtype=bool)
             out |= odd & shaded & (near_peg | self.layout.shield_outer)
         cand = odd[self._pair_cell] & pegs[self._pair_hole] & ~out[self._pair_cell]
+        if lean is not None and cand.any():
+            # The camera's pose says where each peg's head stands in the
+            # picture: a cell under the head of a peg beside it shows that
+            # head, whatever its colour and its glare.
+            off = np.linalg.norm(self._pair_vec - lean[self._pair_hole], axis=1)
+            on_head = cand & (off <= self._head_reach)
+            out[self._pair_cell[on_head]] = True
+            cand &= ~on_head
         if not cand.any() or cell_linear is None or hole_linear is None or plastic is None:
             return out
         # A peg's side, seen in perspective: its colour mixed with the
