@@ -27,6 +27,9 @@ MAX_QUEUED: Final = 1000
 KEEPALIVE_S: Final = 15.0
 #: What a spectator's stream carries: no commands, no evidence.
 PUBLIC_KINDS: Final = frozenset({"table", "result", "tournament"})
+#: The arbiter's also has the commands' progress and evidence that came (not every table event:
+#: a large hall sends hundreds a second, and the grid shows none of them).
+ARBITER_KINDS: Final = PUBLIC_KINDS | {"command", "evidence"}
 
 
 class Subscriber:
@@ -56,7 +59,7 @@ class Broadcaster:
             for sub in subscribers:
                 if isinstance(table, str) and what in ("table", "command"):
                     sub.dirty.add(table)  # a command changes the table's pending count
-                if what != "table" and (not sub.public or what in PUBLIC_KINDS):
+                if what != "table" and what in (PUBLIC_KINDS if sub.public else ARBITER_KINDS):
                     if len(sub.news) >= MAX_QUEUED:
                         sub.overflow = True
                     else:
