@@ -23,3 +23,6 @@ def broker(tmp_path: Path):
         pytest.skip("Mosquitto is not installed (./dev test installs it with apt)")
     with MosquittoBroker(tables=list(TABLES), tournament=TOURNAMENT, directory=tmp_path / "broker") as running:
         yield running
+
+# The hall in a real browser (tests/hall/test_browser.py): `pegwatch hub` as a subprocess, chromium.
+from browser_fixtures import browser, hub  # noqa: E402, F401
