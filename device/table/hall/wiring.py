@@ -31,7 +31,9 @@ __all__ = ["TableLink", "start_hall"]
 
 logger = logging.getLogger(__name__)
 
-STATE_EVERY_S = 0.1
+#: How often the table is looked at for a change, and the state offered when none.
+LOOK_EVERY_S = 0.1
+STATE_EVERY_S = 0.5
 
 
 class _ProgramView:
@@ -74,6 +76,8 @@ class TableLink(Closeable):
         self.commands = CommandDesk(program, settings.table, self.publisher.publish_now,
                                     on_ack=self.publisher.wake)
         self._state_at = 0.0
+        self._looked_at = 0.0
+        self._key: tuple[object, ...] | None = None
 
     def start(self) -> TableLink:
         self.publisher.start()
@@ -85,11 +89,19 @@ class TableLink(Closeable):
         self.commands.handle(topic, payload)
 
     def _tick(self) -> None:
+        """Offer the state when the table changed (looked at ten times a second), else twice a second."""
         now = time.monotonic()
-        if now - self._state_at < STATE_EVERY_S:
+        if now - self._looked_at < LOOK_EVERY_S:
             return
-        self._state_at = now
-        self.publisher.offer_state(build_state(self.program, self.settings.table))
+        self._looked_at = now
+        program = self.program
+        with program._lock:
+            key = (len(program.transcript), program.flow.last_ns, program.flow.paused, id(program.flow),
+                   program.alarm, program.camera_message, len(program.verdicts))
+        if key == self._key and now - self._state_at < STATE_EVERY_S:
+            return
+        self._key, self._state_at = key, now
+        self.publisher.offer_state(build_state(program, self.settings.table))
 
     def drain(self, timeout: float = 10.0) -> bool:
         """Wait until every journaled event is published and acknowledged (True) or ``timeout``."""
