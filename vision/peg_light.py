@@ -76,16 +76,18 @@ def fit_gain(
     peg_classes: BoolArray,
     allowed: BoolArray | None = None,
     gains: FloatArray = PEG_GAINS,
+    default: float = 1.0,
 ) -> float:
     """The factor on the pegs' light under which the ``use`` holes best fit their nearest classes.
 
     Non-peg classes are scored at the holes' own light; peg classes at
-    each factor of ``gains``. Returns 1.0 when fewer than
-    ``MIN_PEG_HOLES`` holes look like pegs under the best factor.
+    each factor of ``gains``. Returns ``default`` (1.0: the calibration's
+    light) when fewer than ``MIN_PEG_HOLES`` holes look like pegs under the
+    best factor.
     """
     idx = np.flatnonzero(use)
     if len(idx) < MIN_PEG_HOLES:
-        return 1.0
+        return default
     feats = features[idx]
     lin = linear[idx]
     ring = lab_to_linear_bgr(feats[:, 3:6])
@@ -107,5 +109,5 @@ def fit_gain(
     nearest = d2[k].argmin(axis=1)
     pegs = peg_classes[nearest] & (best[k] <= reject)
     if int(pegs.sum()) < MIN_PEG_HOLES:
-        return 1.0
+        return default
     return float(gains[k])

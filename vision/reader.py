@@ -295,10 +295,11 @@ class BoardReader:
             code_use = np.asarray(~f.code_clipped.any(axis=1), dtype=bool)
         if f.key_clipped is not None:
             key_use = np.asarray(~f.key_clipped.any(axis=1), dtype=bool)
-        return PegLight(
-            fit_gain(self.code_model, f.code, f.code_linear, use=code_use, peg_classes=self._code_lit),
-            fit_gain(self.key_model, f.keys, f.key_linear, use=key_use, peg_classes=self._key_lit),
-        )
+        code = fit_gain(self.code_model, f.code, f.code_linear, use=code_use, peg_classes=self._code_lit)
+        # Key pegs are domes under the same lamp and camera: with too few of
+        # them to say, they stand in the code pegs' light.
+        keys = fit_gain(self.key_model, f.keys, f.key_linear, use=key_use, peg_classes=self._key_lit, default=code)
+        return PegLight(code, keys)
 
     def _unplayed_bare(
         self, code_empty: NDArray[np.bool_], kc: Classification, *, from_first: bool = False
