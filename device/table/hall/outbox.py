@@ -84,6 +84,8 @@ class Outbox(Closeable):
             page_size = int(self._db.execute("PRAGMA page_size").fetchone()[0])
             self._db.execute(f"PRAGMA max_page_count={max(1, int(max_bytes * OUTBOX_SHARE) // page_size)}")
         self._full_logged = False
+        self._version: object = None
+        self._more = False
         self._closed = False
         # The publisher's thread uses it; a drain or a test looks from another.
         self._lock = threading.RLock()
@@ -108,11 +110,18 @@ class Outbox(Closeable):
         logged and skipped: one bad event must not hold the hall back.
         """
         with self._lock:
+            # Another connection's commit (the table's journal) changes data_version:
+            # when it has not changed and the last read was not cut short, nothing is new.
+            version = self._db.execute("PRAGMA data_version").fetchone()[0]
+            if version == self._version and not self._more:
+                return 0
+            self._version = version
             cursor = self.cursor
             rows = self._db.execute(
                 "SELECT seq, kind, at_ns, payload FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
                 (cursor, limit),
             ).fetchall()
+            self._more = len(rows) >= limit
             if not rows:
                 return 0
             queued: list[tuple[int, str, bytes]] = []
@@ -136,6 +145,7 @@ class Outbox(Closeable):
                 if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_FULL:
                     raise
                 # The cursor stays: these events are read again when sent messages make room.
+                self._more = True
                 if not self._full_logged:
                     logger.error("the hall's outbox is full (%s); the hall waits, the table goes on", exc)
                 self._full_logged = True

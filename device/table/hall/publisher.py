@@ -98,6 +98,7 @@ class Publisher(Closeable):
         self._acks: queue.SimpleQueue[tuple[int, int]] = queue.SimpleQueue()
         self._inflight: dict[int, int] = {}  # paho mid -> outbox id
         self._last_sent_id = 0
+        self._unsent_maybe = True
         self._generation = 0  # connections so far: a new one resends what was in flight
         self._seen_generation = 0
         self._state_slot: State | None = None
@@ -198,8 +199,11 @@ class Publisher(Closeable):
         """One round: tick, fill the outbox, take acknowledgements, send, publish the state."""
         if self.tick is not None:
             self.tick()
-        while self.outbox.fill(self.build) >= 512:
-            pass
+        while True:
+            read = self.outbox.fill(self.build)
+            self._unsent_maybe |= read > 0
+            if read < 512:
+                break
         self._take_acks()
         if not self.connected.is_set():
             return
@@ -210,7 +214,9 @@ class Publisher(Closeable):
             self._seen_generation = generation
             self._inflight.clear()
             self._last_sent_id = 0
-        self._send()
+            self._unsent_maybe = True
+        if self._unsent_maybe:  # the outbox is asked only when it may hold something to send
+            self._send()
         self._send_state()
 
     def _take_acks(self) -> None:
@@ -227,6 +233,7 @@ class Publisher(Closeable):
                 done.append(item)
             elif reason in _RETRY_REASONS:
                 self._last_sent_id = min(self._last_sent_id, item - 1)
+                self._unsent_maybe = True
             else:
                 self.refused += 1
                 done.append(item)
@@ -234,15 +241,20 @@ class Publisher(Closeable):
         if done:
             self.outbox.mark_sent(done)
             self.sent += len(done)
+            self._unsent_maybe = True  # room in the window, and a full outbox may read on
 
     def _send(self) -> None:
         room = self.window - len(self._inflight)
         if room <= 0:
             return
-        for item in self.outbox.unsent(after_id=self._last_sent_id, limit=room):
+        items = self.outbox.unsent(after_id=self._last_sent_id, limit=room)
+        # Asked again next round only if this one may have left some behind.
+        self._unsent_maybe = len(items) >= room
+        for item in items:
             info = self.client.publish(self._topics[item.channel], item.payload, qos=1)
             if info.rc != 0:
                 logger.debug("publish of outbox message %d deferred (rc %s)", item.id, info.rc)
+                self._unsent_maybe = True
                 return
             self._inflight[info.mid] = item.id
             self._last_sent_id = item.id

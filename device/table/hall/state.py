@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pegwatch.hub.wire import PLAYERS, ClockReading, Row, State
-from pegwatch.rules.flow.state import FlowRow, GameState, RowState
+from pegwatch.rules.flow.state import FlowRow, GameState, Phase, RowState
 from pegwatch.rules.flow.verdicts import BoundedJudged, Mismark
 
 if TYPE_CHECKING:
@@ -66,16 +66,21 @@ def _mismarks(program: TableProgram, g: GameState) -> tuple[set[int], dict[int, 
     return mismarked, bounded
 
 
-def build_state(program: TableProgram, table: str, *, raw_now: int | None = None) -> State:
-    """The state of ``program`` now (its own clock), as table ``table`` publishes it."""
+def build_state(program: TableProgram, table: str, *, raw_now: int | None = None,
+                match: str | None = None) -> State:
+    """The state of ``program`` now (its own clock), as table ``table`` publishes it
+    (``match``: the journal's match id, when the caller keeps it)."""
+    match = match_id(program) if match is None else match
     with program._lock:  # as the display's model is read: a moment, between two events
         raw = program.now_ns() if raw_now is None else raw_now
         cont = raw + program.offset_ns
         flow = program.flow
         g = flow.game
-        remaining = flow.remaining_ns(cont)
-        on_move = flow.on_move(cont)
         view = flow.clock_view(cont)
+        remaining = {g.codemaker: view.remaining_ns[0], g.codebreaker: view.remaining_ns[1]}
+        # Only a game's running phases have a clock on move (MatchFlow.on_move says which).
+        running = flow.phase in (Phase.GUESS, Phase.MARKS) and not flow.paused
+        on_move = flow.on_move(cont) if running else None
         mismarked, bounded = _mismarks(program, g)
         rows = tuple(_row(r, mismarked, bounded) for r in g.rows)
         uncertain = sorted({*flow.checks(), *(r.row for r in rows if r.uncertain)})
@@ -85,7 +90,7 @@ def build_state(program: TableProgram, table: str, *, raw_now: int | None = None
             alarms.append("SECRET CHANGED")
         alarms.extend(f"illegal row {m.row}" for m in g.standing_illegal)
         return State(
-            table=table, match=match_id(program), seq=program.journal.last_seq, game=g.number,
+            table=table, match=match, seq=program.journal.last_seq, game=g.number,
             players=flow.players, turn=None if on_move is None else PLAYERS[on_move],
             clocks=tuple(ClockReading(remaining[seat] // 1_000_000, on_move == seat)  # type: ignore[arg-type]
                          for seat in (0, 1)),

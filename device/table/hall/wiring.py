@@ -69,7 +69,7 @@ class TableLink(Closeable):
         self.program = program
         self.settings = settings
         self.outbox = Outbox(program.journal.path, max_bytes=program.journal.max_bytes)
-        match = match_id(program)
+        self.match = match = match_id(program)
         build = partial(_build, table=settings.table, match=match, view=_ProgramView(program))
         self.publisher = Publisher(settings, self.outbox, build, match=match,
                                    on_command=self._command, tick=self._tick, **publisher)
@@ -101,7 +101,7 @@ class TableLink(Closeable):
         if key == self._key and now - self._state_at < STATE_EVERY_S:
             return
         self._key, self._state_at = key, now
-        self.publisher.offer_state(build_state(program, self.settings.table))
+        self.publisher.offer_state(build_state(program, self.settings.table, match=self.match))
 
     def drain(self, timeout: float = 10.0) -> bool:
         """Wait until every journaled event is published and acknowledged (True) or ``timeout``."""
