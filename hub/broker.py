@@ -162,7 +162,23 @@ def write_config(
         lines.append(f"user {run_as}")
     conf = folder / "mosquitto.conf"
     conf.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _hand_over(run_as or "mosquitto", passwd, acl, data)
     return conf
+
+
+def _hand_over(user: str, *paths: Path) -> None:
+    """Started by root, Mosquitto reads its password file and ACL and writes its
+    persistence as ``user`` (``mosquitto`` unless the config says): give them to it."""
+    if os.geteuid() != 0 or user == "root":
+        return
+    import pwd
+
+    try:
+        entry = pwd.getpwnam(user)
+    except KeyError:
+        return  # no such user here: Mosquitto will say so, and the admin chooses one
+    for path in paths:
+        os.chown(path, entry.pw_uid, entry.pw_gid)
 
 
 def _write_private(path: Path, text: str) -> None:

@@ -146,3 +146,36 @@ def test_tls_is_a_setting_a_table_publishes_over_mqtts(tmp_path: Path) -> None:
             link.close()
             program.close()
             hub.close()
+
+
+def test_the_written_config_runs_as_written(tmp_path: Path) -> None:
+    """What docs/hall.md and the README do: write_config, then `mosquitto -c` (started by root,
+    Mosquitto reads the password file and the ACL as the user it drops to)."""
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+    from types import SimpleNamespace
+
+    from pegwatch.hub.broker import free_port
+
+    folder = Path(tempfile.mkdtemp(prefix="pegwatch-hall-"))  # a folder another user may enter
+    os.chmod(folder, 0o755)
+    port = free_port()
+    conf = write_config(folder / "hall", tables={"1": "pw-1"}, hub_password="pw-hub", tournament=TOURNAMENT,
+                        port=port, host="127.0.0.1")
+    os.chmod(folder / "hall", 0o755)
+    process = subprocess.Popen(["/usr/sbin/mosquitto", "-c", str(conf)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+    try:
+        address = SimpleNamespace(host="127.0.0.1", port=port)  # where the listener connects
+        table = Listener(address, table_user("1"), password="pw-1")
+        assert table.wait_connected() == 0, process.stderr.read1().decode() if process.poll() is not None else ""
+        assert table.publish(wire.topic(TOURNAMENT, "1", "state"), b"x") < 0x80  # accepted
+        assert table.publish(wire.topic(TOURNAMENT, "2", "state"), b"x") == NOT_AUTHORIZED
+        table.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        process.stderr.close()
+        shutil.rmtree(folder, ignore_errors=True)
