@@ -32,13 +32,13 @@ import numpy as np
 
 from pegwatch.device.table.journal import Evidence, Journal, JournalEvent, Timeline, thaw
 from pegwatch.device.table.replay import new_log
-from pegwatch.device.table.rulings import FLOW_KINDS, RULING
+from pegwatch.device.table.rulings import FLOW_KINDS, RULING, FlowLog
 from pegwatch.hub.detail import TableDetail, detail_from_events
 from pegwatch.hub.evidence import Grid, GridHole, data_uri, draw_grid
 from pegwatch.rules.errors import BadInput
 from pegwatch.rules.flow import FlowError
 
-__all__ = ["ReportError", "frame_grid", "journal_events", "report_html", "write_report"]
+__all__ = ["ClockReplay", "ReportError", "frame_grid", "journal_events", "report_html", "write_report"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,23 +56,61 @@ class JournalRead:
     meta: Mapping[str, object]
 
 
-def _header(events: Sequence[JournalEvent], where: Path) -> tuple[tuple[str, str], str, str]:
-    for event in events:
-        if event.kind == "match":
-            raw = event.payload.get("players")
-            if isinstance(raw, tuple | list) and len(raw) == 2:
-                return ((str(raw[0]), str(raw[1])), str(event.payload.get("rules", "mso")),
-                        str(event.payload.get("clock", "mso-mastermind")))
-            break
-    raise ReportError(f"{where}: no match event names the players; not a table journal")
+def _header(events: Sequence[JournalEvent], where: Path) -> None:
+    if not any(e.kind == "match" and _players(e.payload) is not None for e in events):
+        raise ReportError(f"{where}: no match event names the players; not a table journal")
+
+
+def _players(payload: Mapping[str, object]) -> tuple[str, str] | None:
+    raw = payload.get("players")
+    if isinstance(raw, tuple | list) and len(raw) == 2:
+        return str(raw[0]), str(raw[1])
+    return None
+
+
+class ClockReplay:
+    """Each seat's remaining time just after each journal event, from the table's own clock.
+
+    The journal keeps the presses, not the time left: its flow events and
+    rulings are replayed through the table's flow and clock (``FlowLog``, as
+    ``pegwatch replay`` does) at their continuous times. Feed every event in
+    seq order to :meth:`add`; it gives the event's continuous time in ms and
+    ``[seat 0, seat 1]`` in ms (``None`` before the ``match`` event names the
+    players). The hall's publisher can attach the same ``clock_ms`` to the
+    events it sends, so that the hub's page shows the clocks at each row too.
+    """
+
+    def __init__(self) -> None:
+        self._log: FlowLog | None = None
+        self._line = Timeline()
+
+    def add(self, event: JournalEvent) -> tuple[int, list[int] | None]:
+        """``(t_ms, clock_ms)`` for ``event``; FlowError for a flow event the flow cannot take."""
+        cont = self._line.add(event)
+        if self._log is None and event.kind == "match":
+            players = _players(event.payload)
+            if players is not None:
+                self._log = new_log(players, str(event.payload.get("rules", "mso")),
+                                    str(event.payload.get("clock", "mso-mastermind")))
+        if self._log is None:
+            return cont // 1_000_000, None
+        if event.kind in (*FLOW_KINDS, RULING):
+            try:
+                self._log.apply(event.kind, thaw(event.payload), cont)
+            except (FlowError, BadInput):
+                # A ruling the table refused is refused again (as on replay); a damaged event is not.
+                if event.kind != RULING:
+                    raise
+        left = self._log.flow.remaining_ns(cont)
+        return cont // 1_000_000, [left.get(0, 0) // 1_000_000, left.get(1, 0) // 1_000_000]
 
 
 def journal_events(path: str | Path) -> JournalRead:
     """The journal's events as ``{"seq", "kind", "t_ms", "data", "clock_ms"}`` mappings.
 
     ``t_ms`` is the continuous time (outages removed, ``docs/journal.md``);
-    ``clock_ms`` is each seat's remaining time just after the event, from a
-    replay through the table's own clock."""
+    ``clock_ms`` is each seat's remaining time just after the event
+    (:class:`ClockReplay`)."""
     p = Path(path)
     if not p.is_file():
         raise ReportError(f"{p}: no such journal")
@@ -80,25 +118,16 @@ def journal_events(path: str | Path) -> JournalRead:
         events = list(journal.events())
         evidence = tuple(journal.all_evidence())
         meta = journal.meta
-    players, rules, clock = _header(events, p)
-    log = new_log(players, rules, clock)
-    line = Timeline()
+    _header(events, p)
+    clocks = ClockReplay()
     out = []
     for event in events:
-        cont = line.add(event)
-        payload = thaw(event.payload)
-        if event.kind in (*FLOW_KINDS, RULING):
-            try:
-                log.apply(event.kind, payload, cont)
-            except (FlowError, BadInput) as exc:
-                # A ruling the table refused is refused again (as on replay); a damaged event is not.
-                if event.kind != RULING:
-                    raise ReportError(f"{p}: event {event.seq} ({event.kind}): {exc}") from None
-        left = log.flow.remaining_ns(cont)
-        out.append({
-            "seq": event.seq, "kind": event.kind, "t_ms": cont // 1_000_000, "data": payload,
-            "clock_ms": [left.get(0, 0) // 1_000_000, left.get(1, 0) // 1_000_000],
-        })
+        try:
+            t_ms, clock_ms = clocks.add(event)
+        except (FlowError, BadInput) as exc:
+            raise ReportError(f"{p}: event {event.seq} ({event.kind}): {exc}") from None
+        out.append({"seq": event.seq, "kind": event.kind, "t_ms": t_ms, "data": thaw(event.payload),
+                    "clock_ms": clock_ms})
     return JournalRead(tuple(out), evidence, meta)
 
 
