@@ -304,8 +304,8 @@ class Hall:
         except Exception as exc:  # the broker is away: it goes again when the table is back
             logger.warning("command %s to table %s not sent: %s", command.id, command.table, exc)
             return
-        self.store.mark_sent(command.id)
-        self._tell("command", {"table": command.table, "id": command.id, "status": "sent"})
+        status = self.store.mark_sent(command.id)  # an ack may have come back before this: its status
+        self._tell("command", {"table": command.table, "id": command.id, "status": status or "sent"})
 
 
 class _StatePayload(Mapping[str, Any]):

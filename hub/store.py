@@ -148,7 +148,9 @@ class HallStore(Protocol):
         """The newest ``limit`` messages of a kind, oldest first."""
         ...
     def add_command(self, command: StoredCommand) -> None: ...
-    def mark_sent(self, command_id: str) -> None: ...
+    def mark_sent(self, command_id: str) -> str | None:
+        """Count a sending; the command's status after it ("sent", or its ack's if that came first)."""
+        ...
     def ack_command(self, command_id: str, status: str, reason: str | None, seq: int | None) -> bool:
         """Record a table's ack; False when the command is unknown or already acknowledged."""
         ...
@@ -366,11 +368,16 @@ class SqliteHallStore:
              command.sends, command.reason, command.seq, command.created_ns),
         ))
 
-    def mark_sent(self, command_id: str) -> None:
-        self._write(lambda c: c.execute(
-            "UPDATE commands SET sends = sends + 1, status = CASE status WHEN 'pending' THEN 'sent' "
-            "ELSE status END WHERE id = ?", (command_id,),
-        ))
+    def mark_sent(self, command_id: str) -> str | None:
+        def mark(c: sqlite3.Connection) -> str | None:
+            c.execute(
+                "UPDATE commands SET sends = sends + 1, status = CASE status WHEN 'pending' THEN 'sent' "
+                "ELSE status END WHERE id = ?", (command_id,),
+            )
+            row = c.execute("SELECT status FROM commands WHERE id = ?", (command_id,)).fetchone()
+            return None if row is None else str(row[0])
+
+        return self._write(mark)
 
     def ack_command(self, command_id: str, status: str, reason: str | None, seq: int | None) -> bool:
         if status not in COMMAND_STATUSES[2:]:

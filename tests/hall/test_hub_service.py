@@ -124,7 +124,8 @@ def test_a_hub_that_was_away_gets_what_the_tables_sent_meanwhile(broker, store):
         again = Hall(store, tournament(), tournament_id=TOURNAMENT)
         link = hub_link(broker, again, client_id)
         wait_until(lambda: len(store.messages("event", "3")) == 4, what="the queued events")
-        wait_until(lambda: store.counters().get("duplicate_events") == 1, what="the duplicate counted")
+        # At least the copy the table sent again; a message in flight when the hub left comes again too.
+        wait_until(lambda: store.counters().get("duplicate_events", 0) >= 1, what="the duplicate counted")
         assert [m.id for m in store.messages("event", "3")] == ["m1:1", "m1:2", "m1:3", "m1:4"]
     finally:
         table3.close()
@@ -236,7 +237,7 @@ def test_pegwatch_hub_serves_the_hall_live_and_stops_on_ctrl_c(broker, tmp_path)
                 assert hub.poll() is None, hub.communicate()[1]
                 return False
 
-        wait_until(answers, what="pegwatch hub's page")
+        wait_until(answers, timeout=120, what="pegwatch hub's page")
         assert [t["table"] for t in httpx.get(f"{base}/api/tables").json()["tables"]] == ["1", "2", "3"]
         assert table1.wait_connected() == 0
         with httpx.stream("GET", f"{base}/api/stream", timeout=30) as stream:
