@@ -16,6 +16,8 @@ from pegwatch.hub.service import Hall, HallLink
 from pegwatch.hub.store import SqliteHallStore
 
 _ids = itertools.count(1)
+#: Generous: these wait for messages on a machine that may be busy with other tests, never time them.
+LONG = 60.0
 
 
 def tournament() -> Tournament:
@@ -34,7 +36,7 @@ def store(tmp_path):
 def hub_link(broker, hall: Hall, client_id: str) -> HallLink:
     link = HallLink(hall, broker.host, broker.port, username=HUB_USER, password=broker.password(HUB_USER),
                     client_id=client_id).start()
-    assert link.wait_for_connection(20), "the hub did not subscribe"
+    assert link.wait_for_connection(LONG), "the hub did not subscribe"
     return link
 
 
@@ -65,8 +67,8 @@ def test_bad_payloads_are_counted_duplicates_stored_once_and_the_hub_goes_on(bro
         assert table4.publish(wire.topic(TOURNAMENT, "4", "state"), state("4", 1)) == 0
         assert table1.publish(mine("events"), event("1", 2)) == 0
         # One publisher's messages arrive in order: once event 2 is in, everything before it is.
-        wait_until(lambda: len(store.messages("event")) == 2, what="table 1's events in the store")
-        wait_until(lambda: store.counters().get("unknown_table") == 1, what="table 4 counted")
+        wait_until(lambda: len(store.messages("event")) == 2, timeout=LONG, what="table 1's events in the store")
+        wait_until(lambda: store.counters().get("unknown_table") == 1, timeout=LONG, what="table 4 counted")
         assert [m.id for m in store.messages("event")] == ["m1:1", "m1:2"]
         assert store.counters() == {"bad_message": 3, "duplicate_events": 1, "unknown_table": 1}
         live = hall.table("1")
@@ -86,19 +88,19 @@ def test_a_command_waits_for_a_table_that_is_away_and_reaches_it_when_it_is_back
     try:
         assert table2.wait_connected() == 0
         table2.client.publish(status, wire.format_status(wire.Status("2", False)), qos=1, retain=True)
-        wait_until(lambda: hall.table("2") is not None and hall.table("2").online is False, what="table 2 offline")
+        wait_until(lambda: hall.table("2") is not None and hall.table("2").online is False, timeout=LONG, what="table 2 offline")
         command = hall.send_command("2", wire.CommandKind.ADJUST_CLOCK, {"player": "white", "delta_ms": 10_000}, "arb")
         assert store.commands("2")[0].status == "pending"
         # The table is back: its retained status says so, and the hub sends what it kept.
         table2.client.publish(status, wire.format_status(wire.Status("2", True, "m1")), qos=1, retain=True)
-        wait_until(lambda: table2.received("/commands"), what="the command at table 2")
+        wait_until(lambda: table2.received("/commands"), timeout=LONG, what="the command at table 2")
         sent = wire.parse_command(table2.received("/commands")[0].payload)
         assert (sent.id, dict(sent.args)) == (command.id, {"player": "white", "delta_ms": 10_000})
         assert store.commands("2")[0].status == "sent"
         ack = wire.format_ack(wire.Ack(command.id, "2", wire.AckStatus.APPLIED, None, 42))
         assert table2.publish(wire.topic(TOURNAMENT, "2", "acks"), ack) == 0
         assert table2.publish(wire.topic(TOURNAMENT, "2", "acks"), ack) == 0  # replayed
-        wait_until(lambda: store.counters().get("stray_acks") == 1, what="the replayed ack counted")
+        wait_until(lambda: store.counters().get("stray_acks") == 1, timeout=LONG, what="the replayed ack counted")
         [done] = store.commands("2")
         assert (done.status, done.seq) == ("applied", 42)
         assert hall.pending("2") == 0
@@ -115,7 +117,7 @@ def test_a_hub_that_was_away_gets_what_the_tables_sent_meanwhile(broker, store):
     try:
         assert table3.wait_connected() == 0
         assert table3.publish(wire.topic(TOURNAMENT, "3", "events"), event("3", 1)) == 0
-        wait_until(lambda: store.messages("event", "3"), what="the first event")
+        wait_until(lambda: store.messages("event", "3"), timeout=LONG, what="the first event")
         link.close()  # the broker keeps the hub's session and queues for it
         for seq in (2, 3, 4):
             assert table3.publish(wire.topic(TOURNAMENT, "3", "events"), event("3", seq)) == 0
@@ -123,9 +125,9 @@ def test_a_hub_that_was_away_gets_what_the_tables_sent_meanwhile(broker, store):
         # A new hub process: a new Hall over the same store, the same client id.
         again = Hall(store, tournament(), tournament_id=TOURNAMENT)
         link = hub_link(broker, again, client_id)
-        wait_until(lambda: len(store.messages("event", "3")) == 4, what="the queued events")
+        wait_until(lambda: len(store.messages("event", "3")) == 4, timeout=LONG, what="the queued events")
         # At least the copy the table sent again; a message in flight when the hub left comes again too.
-        wait_until(lambda: store.counters().get("duplicate_events", 0) >= 1, what="the duplicate counted")
+        wait_until(lambda: store.counters().get("duplicate_events", 0) >= 1, timeout=LONG, what="the duplicate counted")
         assert [m.id for m in store.messages("event", "3")] == ["m1:1", "m1:2", "m1:3", "m1:4"]
     finally:
         table3.close()
@@ -142,7 +144,7 @@ def test_a_match_result_from_a_table_lands_in_the_standings_once(broker, store):
                                                 {"attempts": {"white": [3], "black": [7]}}))
         for _ in range(2):
             assert table1.publish(wire.topic(TOURNAMENT, "1", "results"), result) == 0
-        wait_until(lambda: store.counters().get("duplicate_results") == 1, what="the second copy counted")
+        wait_until(lambda: store.counters().get("duplicate_results") == 1, timeout=LONG, what="the second copy counted")
         [r] = hall.tournament.results
         assert (r.table, r.players, r.attempts) == ("1", ("ann", "bob"), ((3,), (7,)))
     finally:
@@ -176,9 +178,9 @@ def test_a_real_table_s_game_on_the_hub_s_pages_shows_no_secret_until_it_is_over
         play_game_1(table, upto=2)
         expected = table.expected_ids()
         wait_until(lambda: {m.id for m in store.messages("event", "1", limit=10_000)} >= set(expected),
-                   what="every event of the table at the hub")
+                   timeout=LONG, what="every event of the table at the hub")
         wait_until(lambda: hall.table("1").state is not None and len(hall.table("1").state.rows) == 2,
-                   what="the table's state with its two rows")
+                   timeout=LONG, what="the table's state with its two rows")
         stored = json.dumps([m.payload for m in store.messages("event", limit=10_000)])
         assert not secret.search(stored) and '"secret":' not in stored and '"code":' not in stored
         with TestClient(create_app(hall, [Account("arb", hash_password("pw"))])) as client:
@@ -194,7 +196,7 @@ def test_a_real_table_s_game_on_the_hub_s_pages_shows_no_secret_until_it_is_over
             table.row(3, *GAME_1[2])
             table.secret("open")
             wait_until(lambda: any(m.payload.get("secret") for m in store.messages("result", "1")),
-                       what="game 1's result")
+                       timeout=LONG, what="game 1's result")
             assert secret.search(json.dumps(client.get("/api/results").json()["received"]))
     finally:
         table.close()
@@ -237,7 +239,7 @@ def test_pegwatch_hub_serves_the_hall_live_and_stops_on_ctrl_c(broker, tmp_path)
                 assert hub.poll() is None, hub.communicate()[1]
                 return False
 
-        wait_until(answers, timeout=120, what="pegwatch hub's page")
+        wait_until(answers, timeout=2 * LONG, what="pegwatch hub's page")
         assert [t["table"] for t in httpx.get(f"{base}/api/tables").json()["tables"]] == ["1", "2", "3"]
         assert table1.wait_connected() == 0
         with httpx.stream("GET", f"{base}/api/stream", timeout=30) as stream:
