@@ -98,7 +98,7 @@ def marker_image(name: str, marker_id: int, side_px: int, *, quiet_zone: bool = 
 #: Detector settings: "steady" is the every-frame pass, "retry" the pass a
 #: frame gets when the first one found too few markers (see
 #: :class:`~pegwatch.vision.localise.MarkerLocaliser`).
-DETECTOR_KINDS = ("steady", "retry")
+DETECTOR_KINDS = ("steady", "retry", "lenient")
 
 
 @lru_cache(maxsize=16)
@@ -126,6 +126,12 @@ def _detector(name: str, kind: str = "steady") -> Any:
         params.adaptiveThreshWinSizeStep = 4
         params.polygonalApproxAccuracyRate = 0.07
         params.cornerRefinementWinSize = 3
+    elif kind == "lenient":
+        # The last pass, for a marker blur or JPEG has cost a few bits: every
+        # correctable bit is corrected. Such an id is only a candidate; the
+        # localiser keeps it only where the markers it found surely say a
+        # marker of that id stands (see MarkerLocaliser._confirmed).
+        params.errorCorrectionRate = 1.0
     else:
         raise MarkerError(f"detector kind {kind!r} is not one of {', '.join(DETECTOR_KINDS)}")
     if modern:

@@ -145,8 +145,38 @@ class MarkerLocaliser:
             for f in self._find(img, scale=scale, kind=kind):
                 if f.id in ids and f.id not in have:
                     have[f.id] = f
+        if have and len(have) < want:
+            for f in self._find(gray, scale=1.0, kind="lenient"):
+                if f.id in ids and f.id not in have and self._confirmed(f, list(have.values())):
+                    have[f.id] = f
         extra = [f for f in found if f.id not in ids]
         return list(have.values()) + extra
+
+    def _confirmed(self, candidate: DetectedMarker, sure: list[DetectedMarker]) -> bool:
+        """Whether the markers found surely say that ``candidate``'s marker stands where it was seen.
+
+        A marker read with every correctable bit corrected may be an id made
+        up from the table's grain; a real one lies where the profile puts
+        it, at about the size the sure markers predict. An affine fit to the
+        sure markers' corners places it (a perspective fit to one marker's
+        four corners extrapolates wildly): its centre must lie within a
+        quarter of its side, or a tenth of its distance from the nearest
+        sure marker, of the profile's place.
+        """
+        img_pts, board_pts, _used = profile_marker_points(self.profile, sure)
+        if len(img_pts) < 4:
+            return False
+        a, _inliers = cv2.estimateAffine2D(img_pts, board_pts, method=cv2.LMEDS)
+        if a is None:
+            return False
+        marker = next(m for m in self.profile.markers if m.id == candidate.id)
+        seen = candidate.corners.astype(np.float64) @ a[:, :2].T + a[:, 2]
+        want = np.asarray(marker.corners_mm(), dtype=np.float64)
+        centre = want.mean(axis=0)
+        off = float(np.linalg.norm(seen.mean(axis=0) - centre))
+        nearest = float(np.min(np.linalg.norm(board_pts - centre, axis=1)))
+        side = float(np.mean(np.linalg.norm(np.roll(seen, 1, axis=0) - seen, axis=1)))
+        return off <= max(marker.size_mm / 4, nearest / 10) and 0.75 <= side / marker.size_mm <= 1.33
 
     def _refine_corners(self, gray: NDArray[np.uint8], img_pts: NDArray[np.float64]) -> NDArray[np.float64]:
         if self.detect_scale == 1.0 or len(img_pts) == 0:
