@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pegwatch.hub import wire
@@ -91,6 +91,7 @@ PAIRS = [
 
 @pytest.mark.parametrize(("strategy", "fmt", "parse"), PAIRS, ids=lambda x: getattr(x, "__name__", ""))
 def test_every_message_reads_back_as_written(strategy, fmt, parse) -> None:
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(strategy)
     def round_trip(message) -> None:
         data = fmt(message)
@@ -101,6 +102,7 @@ def test_every_message_reads_back_as_written(strategy, fmt, parse) -> None:
     round_trip()
 
 
+@settings(deadline=None)
 @given(st.sampled_from(Channel), ids, ids)
 def test_topics_read_back(channel, tournament, table) -> None:
     text = wire.topic(tournament, table, channel)
