@@ -11,9 +11,9 @@ at a time, stamping every action with ``time.monotonic_ns()`` before it and
 the journal seq it ended at: the event's send time for the latency.
 
 The worker talks to the benchmark over a pipe: ``go`` (start playing),
-``drop`` (hold some tables' network loops and shut their sockets, as a
-pulled cable; the broker says their last will; they come back after the
-given seconds), ``drain`` (stop playing, wait until every outbox is empty,
+``drop`` (cut some tables off, as a pulled cable: their sockets shut and
+their reconnections refused; the broker says their last will; they come
+back after the given seconds), ``drain`` (stop playing, wait until every outbox is empty,
 answer with what was sent), ``close``.
 """
 
@@ -46,8 +46,8 @@ class SimTable:
     program: TableProgram
     link: TableLink
     actions: list[Callable[[], None]] = field(default_factory=list)
-    #: (journal seq after the action, monotonic ns before it)
-    sent: list[tuple[int, int]] = field(default_factory=list)
+    #: (journal seq after the action, monotonic ns before it, 1 if played late: after the run's time)
+    sent: list[tuple[int, int, int]] = field(default_factory=list)
     next_at: float = 0.0
     interval: float = 1.0
 
@@ -79,11 +79,12 @@ class SimTable:
             out.append(lambda g=game, s=secret: self.reading(g, 0, "secret", code=s, shield="open"))
         return out
 
-    def act(self) -> None:
+    def act(self, *, wake: bool, late: bool = False) -> None:
         t0 = time.monotonic_ns()
         self.actions.pop(0)()
-        # No wake of the publisher: as at a real table, its pump finds the event on its next round.
-        self.sent.append((self.program.journal.last_seq, t0))
+        self.sent.append((self.program.journal.last_seq, t0, int(late)))
+        if wake:  # else, as at a real table, the pump finds the event on its next round
+            self.link.publisher.wake()
 
     def expected(self) -> tuple[list[str], list[str]]:
         """The ids the hub must store: every event (not ticks, not acks) and every result."""
@@ -98,18 +99,36 @@ class SimTable:
         return events, results
 
 
-def _drop(table: SimTable) -> None:
+def _dead_port() -> int:
+    with socket.socket() as s:  # a port nobody listens on: connecting there is refused
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _drop(table: SimTable, dead_port: int) -> int:
+    """Cut the table off as a pulled cable would: its socket shut, and until :func:`_restore` every
+    reconnection paho's own loop tries is refused. The broker says the table's last will."""
     client = table.link.publisher.client
-    client.loop_stop()
+    port = int(client._port)  # the harness's cut: paho keeps its route in _port
+    client._port = dead_port
     sock = client.socket()
     if sock is not None:
         with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
+    return port
+
+
+def _restore(table: SimTable, port: int) -> None:
+    table.link.publisher.client._port = port  # paho's next retry (1 to 4 s) reaches the broker
 
 
 def worker(conn: Any, tables: list[tuple[str, str, str]], broker: str, tournament: str, play_s: float,
-           seed: int) -> None:
-    """One worker process: ``tables`` is ``[(name, journal path, password file), ...]``."""
+           seed: int, poll_s: float = 0.05) -> None:
+    """One worker process: ``tables`` is ``[(name, journal path, password file), ...]``.
+
+    ``poll_s`` is the publisher's round (the table's own is 0.05 s); a longer
+    one is woken by each action, so an event is not held for the poll.
+    """
     import resource
 
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -120,7 +139,7 @@ def worker(conn: Any, tables: list[tuple[str, str, str]], broker: str, tournamen
         program = TableProgram.open(Path(path), players=(f"W{name}", f"B{name}"), now_ns=time.monotonic_ns)
         settings = HallSettings(broker=broker, tournament=tournament, table=name, username=f"table-{name}",
                                 password_file=Path(password_file))
-        link = TableLink(program, settings, keepalive_s=10, reconnect_s=(1, 4)).start()
+        link = TableLink(program, settings, keepalive_s=10, reconnect_s=(1, 4), poll_s=poll_s).start()
         sim = SimTable(name, program, link)
         sim.actions = sim.script()
         sims[name] = sim
@@ -133,17 +152,19 @@ def worker(conn: Any, tables: list[tuple[str, str, str]], broker: str, tournamen
     for s in sims.values():
         s.interval = play_s / len(s.actions)
         s.next_at = start + rng.uniform(0, s.interval)
-    restore: list[tuple[float, SimTable]] = []
+    restore: list[tuple[float, SimTable, int]] = []
+    dead_port = _dead_port()
+    wake = poll_s > 0.05
     playing = True
     while playing:
         now = time.monotonic()
         for s in sims.values():
             if s.actions and s.next_at <= now:
-                s.act()
+                s.act(wake=wake)
                 s.next_at = max(now, s.next_at + s.interval * rng.uniform(0.8, 1.2))
-        for at, s in [r for r in restore if r[0] <= now]:
-            restore.remove((at, s))
-            s.link.publisher.client.loop_start()  # paho finds the dead socket and reconnects
+        for item in [r for r in restore if r[0] <= now]:
+            restore.remove(item)
+            _restore(item[1], item[2])
         pending = [s.next_at for s in sims.values() if s.actions] + [r[0] for r in restore]
         wait = max(0.0, min(pending, default=now + 0.2) - time.monotonic())
         if conn.poll(min(wait, 0.2)):
@@ -151,20 +172,29 @@ def worker(conn: Any, tables: list[tuple[str, str, str]], broker: str, tournamen
             if message[0] == "drop":
                 for name in message[1]:
                     if name in sims:
-                        _drop(sims[name])
-                        restore.append((time.monotonic() + message[2], sims[name]))
+                        port = _drop(sims[name], dead_port)
+                        restore.append((time.monotonic() + message[2], sims[name], port))
             elif message[0] == "drain":
                 playing = False
-    for _, s in restore:
-        s.link.publisher.client.loop_start()
-    deadline = time.monotonic() + 180
+    for _, s, port in restore:
+        _restore(s, port)
+    # A table the machine's load held back finishes its match now: every table gives its three results.
+    late = {name: len(s.actions) for name, s in sims.items()}
     for s in sims.values():
-        s.link.drain(max(1.0, deadline - time.monotonic()))
+        while s.actions:
+            s.act(wake=wake, late=True)
+    deadline = time.monotonic() + 300
+    waiting = list(sims.values())
+    while waiting and time.monotonic() < deadline:
+        for s in waiting:
+            s.link.publisher.wake()
+        time.sleep(0.5)
+        waiting = [s for s in waiting if not s.link.outbox.caught_up()]
     out = {}
     for name, s in sims.items():
         events, results = s.expected()
-        out[name] = {"sent": s.sent, "events": events, "results": results, "unsent": s.link.publisher.unsent(),
-                     "left": len(s.actions)}
+        out[name] = {"sent": s.sent, "match": s.program.journal.match_id, "events": events, "results": results, "unsent": s.link.publisher.unsent(),
+                     "late": late[name]}
     conn.send(("drained", out))
     conn.recv()
     for s in sims.values():
