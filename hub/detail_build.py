@@ -70,7 +70,8 @@ def envelope(event: object, index: int) -> Envelope:
     t_ms = int_of(event.get("t_ms"))
     if t_ms is None and int_of(event.get("at_ns")) is not None:
         t_ms = int(event["at_ns"]) // 1_000_000
-    raw = event.get("clock_ms")
+    # Derived by the table's side (ClockReplay): beside the data, or inside it as a publisher may send it.
+    raw = event.get("clock_ms", data.get("clock_ms"))
     clocks = None
     if isinstance(raw, Sequence) and not isinstance(raw, str) and len(raw) == 2:
         a, b = int_of(raw[0]), int_of(raw[1])

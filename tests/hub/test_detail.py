@@ -97,6 +97,9 @@ def test_events_as_the_hub_stores_them_give_the_same_rows_without_clocks(demo):
                [(r.row, r.guess, r.marks, r.verdict, r.why, r.ruled) for r in gb.rows]
         assert all(r.clocks is None and r.guess_clocks is None for r in gb.rows)
     assert a.log == b.log
+    # A publisher may carry the derived clocks inside the data: read the same.
+    inside = [{**w, "data": {**w["data"], "clock_ms": e["clock_ms"]}} for w, e in zip(wire, events, strict=True)]
+    assert detail_from_events(inside).games == a.games
 
 
 def test_a_mis_mark_hides_what_the_code_gives_until_the_game_is_over(table):
