@@ -37,6 +37,9 @@ SECRET_1 = ("red", "green", "blue", "yellow")
 SECRET_2 = ("yellow", "red", "green", "blue")
 #: (guess, black, white): game 1 solved on row 3, game 2 on row 2; the marks are right.
 ROWS_1 = ((("blue", "blue", "red", "red"), 0, 2), (("red", "yellow", "green", "blue"), 1, 3), (SECRET_1, 4, 0))
+#: The least seconds between two actions at a table: back to back, the table takes a press and a
+#: reading too close together as one (the match would never end), as no player could press.
+LATE_GAP_S = 0.5
 ROWS_2 = ((("blue", "blue", "red", "red"), 0, 2), (SECRET_2, 4, 0))
 
 
@@ -161,7 +164,7 @@ def worker(conn: Any, tables: list[tuple[str, str, str]], broker: str, tournamen
         for s in sims.values():
             if s.actions and s.next_at <= now:
                 s.act(wake=wake)
-                s.next_at = max(now, s.next_at + s.interval * rng.uniform(0.8, 1.2))
+                s.next_at = max(now + LATE_GAP_S, s.next_at + s.interval * rng.uniform(0.8, 1.2))
         for item in [r for r in restore if r[0] <= now]:
             restore.remove(item)
             _restore(item[1], item[2])
@@ -180,9 +183,13 @@ def worker(conn: Any, tables: list[tuple[str, str, str]], broker: str, tournamen
         _restore(s, port)
     # A table the machine's load held back finishes its match now: every table gives its three results.
     late = {name: len(s.actions) for name, s in sims.items()}
-    for s in sims.values():
-        while s.actions:
-            s.act(wake=wake, late=True)
+    # Round by round, half a second apart at each table, as players press (a burst would be debounced).
+    while any(s.actions for s in sims.values()):
+        round_at = time.monotonic()
+        for s in sims.values():
+            if s.actions:
+                s.act(wake=wake, late=True)
+        time.sleep(max(0.0, LATE_GAP_S - (time.monotonic() - round_at)))
     deadline = time.monotonic() + 300
     waiting = list(sims.values())
     while waiting and time.monotonic() < deadline:
