@@ -48,7 +48,6 @@ _CHI2_3 = {1e-2: 11.345, 1e-3: 16.266, 1e-4: 21.108, 1e-5: 25.902, 1e-6: 30.664}
 #: Default floor (standard deviation, Lab units) added to every class: L, a, b.
 DEFAULT_FLOOR_SIGMA = (3.0, 2.5, 2.5)
 
-
 #: Loading a model: features (CIELAB, a dark fraction) are within this of 0.
 _MAX_FEATURE = 1000.0
 #: Loading a model: a covariance's eigenvalues are above this.
@@ -117,9 +116,7 @@ def lab_to_linear_bgr(lab: NDArray[Any]) -> FloatArray:
     arr = np.asarray(lab, dtype=np.float64)
     fy = (arr[..., 0] + 16) / 116
     f = np.stack([fy + arr[..., 1] / 500, fy, fy - arr[..., 2] / 200], axis=-1)
-    eps = 216 / 24389
-    kappa = 24389 / 27
-    xyz = np.where(f**3 > eps, f**3, (116 * f - 16) / kappa) * _WHITE_D65
+    xyz = np.where(f**3 > 216 / 24389, f**3, (116 * f - 16) * 27 / 24389) * _WHITE_D65
     return np.asarray(xyz @ _XYZ_TO_BGR.T, dtype=np.float64)
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from pegwatch.vision.censored import censored_distances
 from pegwatch.vision.colour import ColourModel, lab_to_linear_bgr, linear_bgr_to_lab
 
 FloatArray = NDArray[np.float64]
@@ -111,3 +112,36 @@ def fit_gain(
     if int(pegs.sum()) < MIN_PEG_HOLES:
         return default
     return float(gains[k])
+
+
+def diffuse_classes(model: ColourModel) -> NDArray[np.bool_]:
+    """Classes whose look is their own colour: not dark and neutral (CIELAB L < 45, chroma < 12)."""
+    lab = np.asarray(model.means, dtype=np.float64)[:, :3]
+    dark_neutral = (lab[:, 0] < 45) & (np.hypot(lab[:, 1], lab[:, 2]) < 12)
+    return np.asarray(~dark_neutral, dtype=bool)
+
+
+def peg_distances(
+    model: ColourModel,
+    peg_classes: NDArray[np.bool_],
+    gain: float,
+    features: FloatArray,
+    linear: FloatArray | None,
+    clipped: NDArray[np.bool_] | None,
+    head: FloatArray | None,
+    head_linear: FloatArray | None,
+    head_clipped: NDArray[np.bool_] | None,
+) -> FloatArray:
+    """Squared distances (n, k): peg classes where the peg's head stands (when sampled there) and
+    in the pegs' own light (``gain``), empty holes and the shield where the hole lies, as normalised."""
+    d2 = censored_distances(model, features, linear, clipped)
+    if head is not None:
+        features, linear, clipped = head, head_linear, head_clipped
+    lit = gain != 1.0
+    if lit and linear is not None:
+        features = scale_features(features, linear, gain)
+        linear = linear * gain
+    if head is not None or lit:
+        pegs = censored_distances(model, features, linear, clipped)
+        d2[:, peg_classes] = pegs[:, peg_classes]
+    return d2

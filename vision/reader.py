@@ -39,11 +39,12 @@ from numpy.typing import NDArray
 
 from pegwatch.rules.errors import PegwatchError
 from pegwatch.vision.calibration import SHIELD, Calibration, CalibrationError
-from pegwatch.vision.colour import Classification, ColourModel, linear_bgr_to_lab
+from pegwatch.vision.censored import CLIP_FACTORS
+from pegwatch.vision.colour import Classification, ColourModel
 from pegwatch.vision.cover import Cover
 from pegwatch.vision.localise import Localisation, Localiser
 from pegwatch.vision.localise.base import board_scale_px_per_mm
-from pegwatch.vision.peg_light import PegLight, fit_gain, scale_features
+from pegwatch.vision.peg_light import PegLight, diffuse_classes, fit_gain, peg_distances
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import (
     EMPTY,
@@ -69,10 +70,6 @@ __all__ = ["CLIP_FACTORS", "BoardReader", "BoardSampler", "Features"]
 
 logger = logging.getLogger(__name__)
 
-#: The linear-light factors a channel clipped by the sensor may hide (see
-#: :data:`pegwatch.vision.sampler.CLIP_LEVEL`): a clipped hole is classified
-#: by its best fit over them.
-CLIP_FACTORS = (1.0, 1.15, 1.3, 1.5, 1.75, 2.0, 2.4, 3.0, 4.0)
 #: How long a fit of the pegs' light is kept (one second): a table's light
 #: changes slowly, and a fixed camera's frames come many times a second.
 PEG_LIGHT_REFIT_NS = 1_000_000_000
@@ -107,8 +104,8 @@ class BoardReader:
         self._key_is_peg = ~self._key_is_empty
         # A dark neutral peg (black) shows the room's sheen more than its own colour:
         # it is not seen in the pegs' light (see pegwatch.vision.peg_light).
-        self._code_lit = self._code_is_peg & _diffuse(self.code_model)
-        self._key_lit = self._key_is_peg & _diffuse(self.key_model)
+        self._code_lit = self._code_is_peg & diffuse_classes(self.code_model)
+        self._key_lit = self._key_is_peg & diffuse_classes(self.key_model)
         self.last_localisation: Localisation | None = None
         self._heads = bool(getattr(calibration, "heads_sampled", False))
         #: What the cover test found in the last frame read (for the debug view).
@@ -169,11 +166,11 @@ class BoardReader:
         n_guess = p.rows * p.holes
         light = self._peg_light(f, at_ns)
         self.last_peg_light = light
-        code_d2 = _peg_distances(
+        code_d2 = peg_distances(
             self.code_model, self._code_lit, light.code, f.code, f.code_linear, f.code_clipped,
             f.code_head, f.code_head_linear, f.code_head_clipped,
         )
-        key_d2 = _peg_distances(
+        key_d2 = peg_distances(
             self.key_model, self._key_lit, light.keys, f.keys, f.key_linear, f.key_clipped,
             f.key_head, f.key_head_linear, f.key_head_clipped,
         )
@@ -441,73 +438,3 @@ class BoardReader:
             ppm = board_scale_px_per_mm(loc.image_to_board, (w / 2, h / 2))
         sharp = loc.sharpness
         return found_by, None if ppm is None else float(ppm), None if sharp is None else float(sharp), tuple(reasons)
-
-
-def _diffuse(model: ColourModel) -> NDArray[np.bool_]:
-    """Classes whose look is their own colour: not dark and neutral (CIELAB L < 45, chroma < 12)."""
-    lab = np.asarray(model.means, dtype=np.float64)[:, :3]
-    dark_neutral = (lab[:, 0] < 45) & (np.hypot(lab[:, 1], lab[:, 2]) < 12)
-    return np.asarray(~dark_neutral, dtype=bool)
-
-
-def _peg_distances(
-    model: ColourModel,
-    peg_classes: NDArray[np.bool_],
-    gain: float,
-    features: FloatArray,
-    linear: FloatArray | None,
-    clipped: NDArray[np.bool_] | None,
-    head: FloatArray | None,
-    head_linear: FloatArray | None,
-    head_clipped: NDArray[np.bool_] | None,
-) -> FloatArray:
-    """Squared distances (n, k): peg classes where the peg's head stands (when sampled there) and
-    in the pegs' own light (``gain``), empty holes and the shield where the hole lies, as normalised."""
-    d2 = _censored_distances(model, features, linear, clipped)
-    if head is not None:
-        features, linear, clipped = head, head_linear, head_clipped
-    lit = gain != 1.0
-    if lit and linear is not None:
-        features = scale_features(features, linear, gain)
-        linear = linear * gain
-    if head is not None or lit:
-        pegs = _censored_distances(model, features, linear, clipped)
-        d2[:, peg_classes] = pegs[:, peg_classes]
-    return d2
-
-
-def _censored_distances(
-    model: ColourModel,
-    features: FloatArray,
-    linear: FloatArray | None,
-    clipped: NDArray[np.bool_] | None,
-) -> FloatArray:
-    """Squared distances (n, k); for clipped holes, the best over the values clipping hides.
-
-    Each clipped channel is tried at every factor of ``CLIP_FACTORS``
-    independently (two clipped channels: every pair), since clipping says
-    nothing about how the hidden values compare.
-    """
-    d2 = model.distances2(features)
-    if linear is None or clipped is None:
-        return d2
-    factors = np.asarray(CLIP_FACTORS, dtype=np.float64)
-    any_clipped = clipped.any(axis=1)
-    if not any_clipped.any():
-        return d2
-    # Holes clipped in the same channels share one grid of scales: each group
-    # is scored in one call rather than hole by hole.
-    masks, group = np.unique(clipped[any_clipped], axis=0, return_inverse=True)
-    rows = np.flatnonzero(any_clipped)
-    for g, mask in enumerate(masks):
-        idx = rows[group.ravel() == g]
-        chans = np.flatnonzero(mask)
-        grids = np.meshgrid(*([factors] * len(chans)), indexing="ij")
-        scale = np.ones((grids[0].size, 3))
-        for c, grid in zip(chans, grids, strict=True):
-            scale[:, c] = grid.ravel()
-        n, m = len(idx), len(scale)
-        lab = linear_bgr_to_lab(linear[idx][:, None, :] * scale[None, :, :]).reshape(n * m, 3)
-        rest = np.repeat(features[idx, 3:], m, axis=0)
-        d2[idx] = model.distances2(np.concatenate([lab, rest], axis=1)).reshape(n, m, -1).min(axis=1)
-    return d2

@@ -46,7 +46,7 @@ RANK_HIGH = 0.50
 #: A channel whose median is this bright is clipped by the sensor: its true
 #: value is only known to be at least that. A clipped hole is classified by
 #: its best fit over the possible true values (the linear-light factors
-#: (:data:`pegwatch.vision.reader.CLIP_FACTORS`), so a clipped orange that
+#: (:data:`pegwatch.vision.censored.CLIP_FACTORS`), so a clipped orange that
 #: could also be a yellow is "unknown".
 CLIP_LEVEL = 249
 CLIP_SHARE = 0.2
