@@ -22,7 +22,8 @@ from pathlib import Path
 from browser_fixtures import ARBITER, ARBITER_PASSWORD
 from hall_kit import SECRET, HallTable, play_game_1, wait_until
 
-WAIT_MS = 20_000
+#: A generous bound for each condition: the page on a loaded machine (no timing is asserted).
+WAIT_MS = 60_000
 #: Game 2 of table 1: Bob sets SECRET_2, Ann breaks it on row 2.
 SECRET_2 = ("yellow", "red", "green", "blue")
 GAME_2 = ((("blue", "blue", "red", "red"), 0, 2), (SECRET_2, 4, 0))
@@ -103,7 +104,7 @@ def test_the_arbiter_sees_the_hall_live_in_a_real_browser(broker, hub, browser, 
         assert page.locator("#player-1-white").text_content() == "Ann"
 
         # -- no page shows game 1's secret while it runs.
-        wait_until(lambda: page.request.get(base + "/api/tables/1").json()["row"] == 2, what="row 2 at the hub")
+        wait_until(lambda: page.request.get(base + "/api/tables/1").json()["row"] == 2, what="row 2 at the hub", timeout=60)
         _no_secret_anywhere(page, base, SECRET)
 
         # -- table 2: a mis-mark (one white too many; its game is over); table 3: Bob's flag falls.
@@ -135,7 +136,7 @@ def test_the_arbiter_sees_the_hall_live_in_a_real_browser(broker, hub, browser, 
         assert page.locator("#table-1").get_attribute("data-status") == "online"
         page.click("#sort-needs")
         wait_until(lambda: page.locator("#grid .card").first.get_attribute("data-table") == "2",
-                   what="table 2 first when sorted by needs")
+                   what="table 2 first when sorted by needs", timeout=60)
         if shot := os.environ.get("PEGWATCH_HALL_SCREENSHOT"):
             page.locator("#grid").screenshot(path=shot)
 
@@ -185,7 +186,7 @@ def test_the_arbiter_sees_the_hall_live_in_a_real_browser(broker, hub, browser, 
         one.row(3, SECRET, 4, 0)
         one.secret("open")
         _play_game_2(one, upto=1)
-        wait_until(lambda: page.request.get(base + "/api/tables/1").json()["game"] == 2, what="game 2 at the hub")
+        wait_until(lambda: page.request.get(base + "/api/tables/1").json()["game"] == 2, what="game 2 at the hub", timeout=60)
         _no_secret_anywhere(page, base, SECRET_2)
         assert not _secret_pattern(SECRET_2).search(spectators.content())
         standings = spectators.locator("#standings")
