@@ -215,8 +215,15 @@ def create_app(hall: Hall, accounts: Sequence[Account], *, https_only: bool = Fa
         from pegwatch.hub.detail import DetailError, detail_from_events
         from pegwatch.hub.render import render_detail
 
+        # A finished game's code reaches the hub only in its result message.
+        match = events[-1].get("match") if events else None
+        secrets = {
+            int(r.payload["game"]): tuple(r.payload["secret"])
+            for r in hall.store.messages("result", name, limit=200)
+            if r.payload.get("match") == match and r.payload.get("secret") and int(r.payload.get("game", 0)) > 0
+        }
         try:
-            detail = detail_from_events(events, table=name, mask_secret=True)
+            detail = detail_from_events(events, table=name, mask_secret=True, secrets=secrets)
         except DetailError as exc:
             logger.warning("table %s: the detail view cannot read its events: %s", name, exc)
             return None

@@ -363,3 +363,16 @@ def test_the_arbiter_sets_a_tournament_up_on_the_page(tmp_path):
             r = client.post("/actions/setup", data={"csrf": token, "rounds": "9"})
             assert r.status_code == 400 and "fixed" in r.text
             assert 'id="form-setup"' not in client.get("/pairings").text
+
+
+def test_a_finished_games_code_shows_on_its_detail_once_its_result_has_come(client, hall):
+    online(hall)
+    hall.handle(top("1", "events"), wire.format_event(
+        wire.Event("1", "m1", 1, "match", 100, {"players": ["ada", "bob"], "rules": "mso"})))
+    hall.handle(top("1", "events"), wire.format_event(
+        wire.Event("1", "m1", 2, "verdict", 200, {"kind": "start", "game": 1, "codemaker": 0})))
+    log_in(client)
+    assert "purple" not in client.get("/tables/1").text
+    hall.handle(top("1", "results"), wire.format_result(
+        wire.Result("1", "m1", 30, 1, {"white": "ada", "black": "bob"}, {"attempts": 5}, SECRET)))
+    assert "purple" in client.get("/tables/1").text
