@@ -86,8 +86,7 @@ def detail_from_events(
     ``games`` keeps only those games (the log and rulings too). ``secrets``
     gives codes known from elsewhere by game (the hub's ``results``, where
     a table publishes the code once its game is over): they fill a game's
-    code where its events do not carry it, and say the game is over (a
-    table sends a code only then), so it is not masked. Raises
+    code where its events do not carry it, and are masked like it. Raises
     :class:`DetailError` (a ``BadInput``: one line naming the event) for an
     event that is not a mapping with an int ``seq``, a str ``kind`` and a
     mapping of data; a payload field of an unexpected type is read as absent.
@@ -98,9 +97,6 @@ def detail_from_events(
         builder.add(env)
     for number, code in (secrets or {}).items():
         game = builder.game(number)
-        if code:
-            # A table publishes a game's code only once the game is over.
-            game.over = True
         if game.secret is None and code:
             game.secret, game.secret_source = tuple(str(c) for c in code), game.secret_source or "the table's result"
     return builder.detail(table=table, games=games)

@@ -373,6 +373,10 @@ def test_a_finished_games_code_shows_on_its_detail_once_its_result_has_come(clie
         wire.Event("1", "m1", 2, "verdict", 200, {"kind": "start", "game": 1, "codemaker": 0})))
     log_in(client)
     assert "purple" not in client.get("/tables/1").text
+    # The game ends (the table's verdict, with no code: events never carry it), then its result comes.
+    hall.handle(top("1", "events"), wire.format_event(
+        wire.Event("1", "m1", 3, "verdict", 300, {"what": "game", "game": 1, "verdict": {"attempts": 5, "solved": True}})))
+    assert "purple" not in client.get("/tables/1").text
     hall.handle(top("1", "results"), wire.format_result(
         wire.Result("1", "m1", 30, 1, {"white": "ada", "black": "bob"}, {"attempts": 5}, SECRET)))
     assert "purple" in client.get("/tables/1").text
