@@ -65,11 +65,6 @@ SHADOW_SIDE_RATIO = 3.0
 #: A cell is a shaded mix of a peg's colour and the plastic's when the
 #: least-squares mix leaves less than this fraction of it unexplained.
 MIX_RESIDUAL = 0.08
-#: A cover is what no peg explains and what touches it: its object's odd
-#: cells and unreadable holes up to this many steps from an unexplained
-#: cell. Further along a chain of peg shadows and heads, nothing is over
-#: the board.
-COVER_HOPS = 2
 
 
 @dataclass(frozen=True)
@@ -259,7 +254,7 @@ class CoverGraph:
             adj = self.local[np.ix_(ids, ids)] | (near & (sub_foreign[:, None] | sub_foreign[None, :]))
             for comp in _components(adj):
                 if sub_foreign[comp].any():
-                    covered[ids[_within(adj, comp, sub_foreign, COVER_HOPS)]] = True
+                    covered[ids[comp]] = True
         cov_cells = covered[:nc]
         near_cover = self.reach[:, cov_cells].any(axis=1) if cov_cells.any() else np.zeros(len(self.reach), dtype=bool)
         if covered[nc:].any():
@@ -349,17 +344,6 @@ def _mixes(cells: FloatArray, pegs: FloatArray, plastic: FloatArray) -> BoolArra
     resid = np.linalg.norm(cells - pred, axis=1) / np.maximum(np.linalg.norm(cells, axis=1), 1e-6)
     out: BoolArray = safe & (w1 > 0) & (resid <= MIX_RESIDUAL)
     return out
-
-
-def _within(adj: BoolArray, comp: NDArray[np.intp], seeds: BoolArray, hops: int) -> NDArray[np.intp]:
-    """The members of ``comp`` within ``hops`` steps of one of its ``seeds``."""
-    reached = np.zeros(len(adj), dtype=bool)
-    reached[comp[seeds[comp]]] = True
-    in_comp = np.zeros(len(adj), dtype=bool)
-    in_comp[comp] = True
-    for _ in range(hops):
-        reached |= adj[reached].any(axis=0) & in_comp
-    return np.flatnonzero(reached & in_comp)
 
 
 def _components(adj: BoolArray) -> list[NDArray[np.intp]]:
