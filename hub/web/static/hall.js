@@ -174,12 +174,27 @@
     }, 300);
   }
 
+  // The stream tells what changes after it opens: each time it (re)opens,
+  // the tables and this table's commands are fetched as they are now, so a
+  // quiet table, or an ack that came before the stream, is not left stale.
+  function resync() {
+    function get(url, then) {
+      fetch(url, { cache: "no-store" }).then(function (r) { return r.ok ? r.json() : null; })
+        .then(function (d) { if (d) then(d); }).catch(function () {});
+    }
+    if (document.getElementById("grid")) get("/api/tables", function (d) { d.tables.forEach(update); });
+    var m = /^\/tables\/([^\/]+)$/.exec(location.pathname);
+    if (m && config().dataset.public !== "true") {
+      get("/api/tables/" + m[1], function (d) { (d.commands || []).forEach(commandChanged); });
+    }
+  }
+
   function connect() {
     var url = config().dataset.stream;
     var live = document.getElementById("live");
     if (!url || !window.EventSource) return;
     var source = new EventSource(url);
-    source.onopen = function () { if (live) live.dataset.state = "open"; };
+    source.onopen = function () { if (live) live.dataset.state = "open"; resync(); };
     source.onerror = function () { if (live) live.dataset.state = "lost"; };
     source.addEventListener("table", function (e) { update(JSON.parse(e.data)); });
     source.addEventListener("command", function (e) { commandChanged(JSON.parse(e.data)); });
