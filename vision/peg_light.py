@@ -34,7 +34,7 @@ from pegwatch.vision.colour import ColourModel, lab_to_linear_bgr, linear_bgr_to
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 
-#: The factors tried: a peg may look from about seven times brighter to
+#: The factors tried: a peg may look from about eight times brighter to
 #: twice as dark, against the plastic, as in the calibration's light.
 PEG_GAINS: FloatArray = np.geomspace(1 / 8, 2.0, 33)
 
