@@ -73,6 +73,9 @@ logger = logging.getLogger(__name__)
 #: How long a fit of the pegs' light is kept (one second): a table's light
 #: changes slowly, and a fixed camera's frames come many times a second.
 PEG_LIGHT_REFIT_NS = 1_000_000_000
+#: Rows whose mean sRGB (each hole's) moved by no more than this are the
+#: same rows: sensor noise and JPEG, not a peg placed or a hand.
+PEG_LIGHT_SAME_ROWS = 8.0
 
 
 class BoardReader:
@@ -113,7 +116,7 @@ class BoardReader:
         self._lean_cache: tuple[bytes, FloatArray] | None = None
         #: The pegs' light fitted in the last frame read.
         self.last_peg_light = PegLight()
-        self._peg_light_fit: tuple[int, bytes, PegLight] | None = None
+        self._peg_light_fit: tuple[int, bytes, FloatArray, PegLight] | None = None
 
     @property
     def localiser(self) -> Localiser:
@@ -266,15 +269,21 @@ class BoardReader:
         """How bright this frame's light shows the pegs, against the plastic (see :mod:`~pegwatch.vision.peg_light`).
 
         The light of a fixed camera's scene changes slowly: the fit is kept for
-        up to ``PEG_LIGHT_REFIT_NS`` while the camera's fit of the board is kept.
+        up to ``PEG_LIGHT_REFIT_NS`` while the camera's fit of the board is kept
+        and no row looks different (a peg placed, a hand: the fit depends on
+        the pegs it sees).
         """
         if f.code_linear is None or f.key_linear is None:
             return PegLight()
         kept = self._peg_light_fit
-        if kept is not None and 0 <= at_ns - kept[0] < PEG_LIGHT_REFIT_NS and kept[1] == self._pose_key():
-            return kept[2]
+        sig = np.asarray(f.signatures, dtype=np.float64)
+        if (
+            kept is not None and 0 <= at_ns - kept[0] < PEG_LIGHT_REFIT_NS and kept[1] == self._pose_key()
+            and kept[2].shape == sig.shape and float(np.max(np.abs(kept[2] - sig), initial=0.0)) <= PEG_LIGHT_SAME_ROWS
+        ):
+            return kept[3]
         light = self._fit_peg_light(f)
-        self._peg_light_fit = (at_ns, self._pose_key(), light)
+        self._peg_light_fit = (at_ns, self._pose_key(), sig, light)
         return light
 
     def _pose_key(self) -> bytes:
