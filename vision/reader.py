@@ -185,9 +185,7 @@ class BoardReader:
         code_names_all = np.concatenate([self._code_names[cc.best], self._code_names[sc.best]])
         code_pegs = code_unread | np.concatenate([self._code_is_peg[cc.best], self._code_is_peg[sc.best]])
         read_bare = cc.accepted & (code_names_all[:n_guess] == EMPTY)
-        unplayed = self._unplayed_bare(read_bare, kc)
-        # The first row read wholly bare is the next to play: its holes are bare too.
-        not_in_play = self._unplayed_bare(read_bare, kc, from_first=True)
+        unplayed, not_in_play = self._unplayed_bare(read_bare, kc)
         cover = self.sampler.cover.find(
             odd,
             f.cell_shaded,
@@ -277,17 +275,19 @@ class BoardReader:
             return PegLight()
         kept = self._peg_light_fit
         sig = np.asarray(f.signatures, dtype=np.float64)
+        pose = self._pose_key(self.last_localisation)
         if (
-            kept is not None and 0 <= at_ns - kept[0] < PEG_LIGHT_REFIT_NS and kept[1] == self._pose_key()
+            kept is not None and 0 <= at_ns - kept[0] < PEG_LIGHT_REFIT_NS and kept[1] == pose
             and kept[2].shape == sig.shape and float(np.max(np.abs(kept[2] - sig), initial=0.0)) <= PEG_LIGHT_SAME_ROWS
         ):
             return kept[3]
         light = self._fit_peg_light(f)
-        self._peg_light_fit = (at_ns, self._pose_key(), sig, light)
+        self._peg_light_fit = (at_ns, pose, sig, light)
         return light
 
-    def _pose_key(self) -> bytes:
-        loc = self.last_localisation
+    @staticmethod
+    def _pose_key(loc: Localisation | None) -> bytes:
+        """What identifies a fit of the board (its homography), for what is cached while it is kept."""
         if loc is None or loc.image_to_board is None:
             return b""
         return np.asarray(loc.image_to_board, dtype=np.float64).tobytes()
@@ -308,28 +308,33 @@ class BoardReader:
         return PegLight(code, keys)
 
     def _unplayed_bare(
-        self, code_empty: NDArray[np.bool_], kc: Classification, *, from_first: bool = False
-    ) -> NDArray[np.bool_]:
-        """Holes read as bare in rows after the first row read wholly bare (code then key holes).
+        self, code_empty: NDArray[np.bool_], kc: Classification
+    ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+        """Holes read as bare (code then key holes) in rows after, and from, the first row read wholly bare.
 
         Rows are played in order, so after a row with no peg at all no row
         holds one yet: there a hole that reads bare next to a cover (the
         shield's body, a hand resting beyond the game) is taken as seen.
         Nearer a game in progress a peg's head, leaning off its hole, can
         leave the hole looking bare: there a cover's reach still occludes.
+        The first bare row itself is the next to play: its holes are not in
+        play yet either (the second mask).
         """
         p = self.profile
         key_empty = kc.accepted & self._key_is_empty[kc.best]
         code_rows = code_empty.reshape(p.rows, p.holes).all(axis=1)
         key_rows = key_empty.reshape(p.rows, p.key_holes).all(axis=1)
         empty_rows = np.flatnonzero(code_rows & key_rows)
-        bare = np.zeros(len(code_empty) + p.holes + len(key_empty), dtype=bool)
-        if len(empty_rows):
-            after = int(empty_rows[0]) + (0 if from_first else 1)
-            bare[after * p.holes : p.rows * p.holes] = code_empty[after * p.holes :]
-            start = p.rows * p.holes + p.holes
-            bare[start + after * p.key_holes :] = key_empty[after * p.key_holes :]
-        return bare
+        masks: list[NDArray[np.bool_]] = []
+        for skip in (1, 0):
+            bare = np.zeros(len(code_empty) + p.holes + len(key_empty), dtype=bool)
+            if len(empty_rows):
+                after = int(empty_rows[0]) + skip
+                bare[after * p.holes : p.rows * p.holes] = code_empty[after * p.holes :]
+                start = p.rows * p.holes + p.holes
+                bare[start + after * p.key_holes :] = key_empty[after * p.key_holes :]
+            masks.append(bare)
+        return masks[0], masks[1]
 
     def _lean(self, loc: Localisation | None) -> FloatArray | None:
         """Where the top of each peg's head appears on the board plane, relative to its hole (mm):
@@ -340,7 +345,7 @@ class BoardReader:
         if p.peg_head_height_mm <= 0 and p.key_head_height_mm <= 0:
             return None
         # The pose comes from the same fit as the homography: one key for both.
-        key = np.asarray(loc.image_to_board, dtype=np.float64).tobytes()
+        key = self._pose_key(loc)
         if self._lean_cache is not None and self._lean_cache[0] == key:
             return self._lean_cache[1]
         s = self.sampler
