@@ -462,8 +462,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--settle-s", type=float, default=10.0, help="after a fault, seconds left out of the percentiles")
     p.add_argument("--settle-timeout", type=float, default=180.0, help="seconds to wait for the hub to store all")
     p.add_argument("--workers", type=int, default=0, help=f"table processes (default: one per {TABLES_PER_WORKER})")
-    p.add_argument("--table-poll-s", type=float, default=0.05,
-                   help="the tables' publisher round (a real table: 0.05); above 0.05 each action wakes it")
+    p.add_argument("--table-poll-s", type=float, default=None,
+                   help="the tables' publisher idle round (default: a real table's)")
     p.add_argument("--no-browser", action="store_true", help="no page: no latency figures")
     p.add_argument("--find-max", action="store_true", help="the largest table count with p95 <= 1 s")
     p.add_argument("--max-tables", type=int, default=4000)

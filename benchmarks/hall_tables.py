@@ -3,9 +3,9 @@
 Each table is a :class:`~pegwatch.device.table.program.TableProgram` on the
 real monotonic clock with its own journal file, linked to the broker by
 :class:`~pegwatch.device.table.hall.wiring.TableLink` (the outbox in the
-journal's file, the paho publisher, the state offered ten times a second and
-published on change and twice a second), exactly as ``pegwatch run`` with
-``[hall]`` links a table. A worker process holds a share of the tables and
+journal's file, the paho publisher, the state offered when the program
+changed and twice a second), exactly as ``pegwatch run`` with ``[hall]``
+links a table. A worker process holds a share of the tables and
 plays a scripted MSO match (two games: three results) at each, one action
 at a time, stamping every action with ``time.monotonic_ns()`` before it and
 the journal seq it ended at: the event's send time for the latency.
@@ -82,12 +82,10 @@ class SimTable:
             out.append(lambda g=game, s=secret: self.reading(g, 0, "secret", code=s, shield="open"))
         return out
 
-    def act(self, *, wake: bool, late: bool = False) -> None:
+    def act(self, *, late: bool = False) -> None:
         t0 = time.monotonic_ns()
-        self.actions.pop(0)()
+        self.actions.pop(0)()  # its step wakes the publisher, as at a real table
         self.sent.append((self.program.journal.last_seq, t0, int(late)))
-        if wake:  # else, as at a real table, the pump finds the event on its next round
-            self.link.publisher.wake()
 
     def expected(self) -> tuple[list[str], list[str]]:
         """The ids the hub must store: every event (not ticks, not acks) and every result."""
@@ -110,7 +108,7 @@ def _dead_port() -> int:
 
 def _drop(table: SimTable, dead_port: int) -> int:
     """Cut the table off as a pulled cable would: its socket shut, and until :func:`_restore` every
-    reconnection paho's own loop tries is refused. The broker says the table's last will."""
+    reconnection the publisher tries is refused. The broker says the table's last will."""
     client = table.link.publisher.client
     port = int(client._port)  # the harness's cut: paho keeps its route in _port
     client._port = dead_port
@@ -122,15 +120,14 @@ def _drop(table: SimTable, dead_port: int) -> int:
 
 
 def _restore(table: SimTable, port: int) -> None:
-    table.link.publisher.client._port = port  # paho's next retry (1 to 4 s) reaches the broker
+    table.link.publisher.client._port = port  # the next try (1 to 4 s on) reaches the broker
 
 
 def worker(conn: Any, tables: list[tuple[str, str, str]], broker: str, tournament: str, play_s: float,
-           seed: int, poll_s: float = 0.05) -> None:
+           seed: int, poll_s: float | None = None) -> None:
     """One worker process: ``tables`` is ``[(name, journal path, password file), ...]``.
 
-    ``poll_s`` is the publisher's round (the table's own is 0.05 s); a longer
-    one is woken by each action, so an event is not held for the poll.
+    ``poll_s``: the publisher's idle round (None: the table's own).
     """
     import resource
 
@@ -142,7 +139,8 @@ def worker(conn: Any, tables: list[tuple[str, str, str]], broker: str, tournamen
         program = TableProgram.open(Path(path), players=(f"W{name}", f"B{name}"), now_ns=time.monotonic_ns)
         settings = HallSettings(broker=broker, tournament=tournament, table=name, username=f"table-{name}",
                                 password_file=Path(password_file))
-        link = TableLink(program, settings, keepalive_s=10, reconnect_s=(1, 4), poll_s=poll_s).start()
+        rounds = {} if poll_s is None else {"poll_s": poll_s}
+        link = TableLink(program, settings, keepalive_s=10, reconnect_s=(1, 4), **rounds).start()
         sim = SimTable(name, program, link)
         sim.actions = sim.script()
         sims[name] = sim
@@ -157,13 +155,12 @@ def worker(conn: Any, tables: list[tuple[str, str, str]], broker: str, tournamen
         s.next_at = start + rng.uniform(0, s.interval)
     restore: list[tuple[float, SimTable, int]] = []
     dead_port = _dead_port()
-    wake = poll_s > 0.05
     playing = True
     while playing:
         now = time.monotonic()
         for s in sims.values():
             if s.actions and s.next_at <= now:
-                s.act(wake=wake)
+                s.act()
                 s.next_at = max(now + LATE_GAP_S, s.next_at + s.interval * rng.uniform(0.8, 1.2))
         for item in [r for r in restore if r[0] <= now]:
             restore.remove(item)
@@ -188,7 +185,7 @@ def worker(conn: Any, tables: list[tuple[str, str, str]], broker: str, tournamen
         round_at = time.monotonic()
         for s in sims.values():
             if s.actions:
-                s.act(wake=wake, late=True)
+                s.act(late=True)
         time.sleep(max(0.0, LATE_GAP_S - (time.monotonic() - round_at)))
     deadline = time.monotonic() + 300
     waiting = list(sims.values())

@@ -144,6 +144,11 @@ class TableProgram(TableFaces, MenuWiring, BuzzerWiring, Closeable):
         self.displays = list(displays)
         self.now_ns = now_ns
         self.on_line = on_line
+        #: Called on the stepping thread after a :meth:`step` that journaled
+        #: something or said a line: the hall's publisher looks at the table at
+        #: once instead of at its next round.
+        self.when_changed: Callable[[], None] | None = None
+        self._changed = False
         self.watchdog = watchdog
         #: continuous (flow) time = this boot's monotonic stamp + offset_ns
         self.offset_ns = offset_ns
@@ -340,6 +345,10 @@ class TableProgram(TableFaces, MenuWiring, BuzzerWiring, Closeable):
         self.refresh_display()
         if self.watchdog is not None:
             self.watchdog.tick()
+        if self._changed:
+            self._changed = False
+            if self.when_changed is not None:
+                self.when_changed()
         return done
 
     def run(self, stop: threading.Event, *, period_s: float = 0.02) -> None:
@@ -377,6 +386,7 @@ class TableProgram(TableFaces, MenuWiring, BuzzerWiring, Closeable):
         self, kind: str, payload: Mapping[str, Any], at_ns: int, jpeg: bytes | None
     ) -> Outcome:
         raw = self._stamp(at_ns)
+        self._changed = True
         # Journal first: nothing acts before it is on the disk (or held, with an alarm).
         event = self.writer.append(kind, payload, at_ns=raw)
         if jpeg is not None and kind == "reading":
@@ -447,6 +457,7 @@ class TableProgram(TableFaces, MenuWiring, BuzzerWiring, Closeable):
             logger.info("ignored: %s", outcome.ignored)
 
     def _say(self, line: str) -> None:
+        self._changed = True
         self.transcript.append(line)
         self.last_lines = [*self.last_lines, line][-4:]
         if self.on_line is not None:

@@ -86,11 +86,13 @@ class FlowCore:
         g = self.game
         return {g.codemaker: view.remaining_ns[0], g.codebreaker: view.remaining_ns[1]}
 
-    def on_move(self, at_ns: int) -> int | None:
-        """The seat whose clock runs, or None."""
+    def on_move(self, at_ns: int, *, view: ClockView | None = None) -> int | None:
+        """The seat whose clock runs, or None (``view``: the clock's view at ``at_ns``, when
+        the caller has it already)."""
         if self.phase not in (Phase.GUESS, Phase.MARKS) or self.paused:
             return None
-        view = self.clock.view(at_ns)
+        if view is None or view.at_ns != at_ns:
+            view = self.clock.view(at_ns)
         if not view.running or view.on_move is None:
             return None
         return self.seat_of_role(view.on_move)

@@ -6,6 +6,7 @@ Waiting is always for a condition with a generous timeout, never for a fixed tim
 from __future__ import annotations
 
 import itertools
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -152,6 +153,9 @@ class HallTable:
         self.link = TableLink(self.program, self.settings, keepalive_s=5, reconnect_s=(1, 1), poll_s=0.02)
         if start:
             self.link.start()
+            if broker.is_running:
+                # Ready as a table in the hall is: its commands reach it (its status says online).
+                wait_until(self.link.publisher.subscribed.is_set, what=f"table {table}'s subscription")
 
     def step(self, seconds: float = 0.2) -> None:
         self.clock.advance(int(seconds * S))
@@ -193,7 +197,22 @@ class HallTable:
         match = self.program.journal.match_id
         return [wire.event_id(match, e.seq) for e in self.events() if e.kind not in ("tick", "hall_ack")]
 
+    def hang(self) -> None:
+        """The table stops dead, with no goodbye: its link's thread is held (waiting for the
+        program's lock, as behind a hung program) and its socket cut, so the broker says its
+        last will and nothing reconnects until :meth:`close`."""
+        self.program._lock.acquire()
+        self._hung = True
+        self.link._program_changed()  # the next round reads the state: it waits for the lock
+        time.sleep(0.3)
+        sock = self.link.publisher.client.socket()
+        assert sock is not None
+        sock.shutdown(socket.SHUT_RDWR)
+
     def close(self) -> None:
+        if getattr(self, "_hung", False):
+            self._hung = False
+            self.program._lock.release()
         try:
             self.link.close()
         finally:

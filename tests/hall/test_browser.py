@@ -126,11 +126,7 @@ def test_the_arbiter_sees_the_hall_live_in_a_real_browser(broker, hub, browser, 
         assert page.locator("#clock-3-black").text_content() == "0:00"
 
         # -- table 2 dies without a goodbye: the broker's last will shows it offline.
-        client = two.link.publisher.client
-        client.loop_stop()
-        sock = client.socket()
-        assert sock is not None
-        sock.shutdown(2)
+        two.hang()
         page.wait_for_selector('#table-2[data-status="offline"]')
         assert page.locator("#offline-2").is_visible() and page.locator("#offline-2").text_content() == "OFFLINE"
         assert page.locator("#table-1").get_attribute("data-status") == "online"
@@ -141,10 +137,10 @@ def test_the_arbiter_sees_the_hall_live_in_a_real_browser(broker, hub, browser, 
             page.locator("#grid").screenshot(path=shot)
 
         # -- a clock adjustment made on the page reaches table 1's journal, then shows "applied".
-        # Table 1's network loop is held while the page loads, so the ack can only come once the
-        # page listens: it must arrive live, not in the page's first render.
-        link = one.link.publisher.client
-        link.loop_stop()
+        # Table 1 is held while the page loads (its program's lock: the command desk waits for it
+        # before it journals or answers), so the ack can only come once the page listens: it
+        # must arrive live, not in the page's first render.
+        one.program._lock.acquire()
         page.goto(base + "/tables/1")
         form = page.locator("#form-adjust-clock")
         form.locator('select[name="player"]').select_option("black")
@@ -155,7 +151,7 @@ def test_the_arbiter_sees_the_hall_live_in_a_real_browser(broker, hub, browser, 
         command = page.locator('li.command[data-kind="adjust_clock"]')
         assert command.get_attribute("data-status") in ("pending", "sent")
         assert not [e for e in _journal(one.path) if e[1] == "hall_command"]
-        link.loop_start()
+        one.program._lock.release()
         applied = page.locator('li.command[data-kind="adjust_clock"][data-status="applied"]')
         applied.wait_for()
         assert applied.locator(".command-status").text_content() == "applied"

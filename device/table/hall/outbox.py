@@ -71,8 +71,13 @@ class OutboxItem:
 class Outbox(Closeable):
     """The ``hall_outbox`` table of the journal at ``path`` (created on first use)."""
 
-    def __init__(self, path: str | Path, *, max_bytes: int | None = None) -> None:
+    def __init__(self, path: str | Path, *, max_bytes: int | None = None,
+                 journal_seq: Callable[[], int] | None = None) -> None:
         self.path = Path(path)
+        #: The journal's last seq as its writer knows it (no query): with it, a round
+        #: with nothing new asks the file nothing.
+        self.journal_seq = journal_seq
+        self._read_up_to = -1  # the cursor as of the last fill (-1: not known yet)
         self._db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False,
                                    timeout=10.0)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -109,6 +114,8 @@ class Outbox(Closeable):
         Returns how many events were read. An event ``build`` fails on is
         logged and skipped: one bad event must not hold the hall back.
         """
+        if self.journal_seq is not None and not self._more and self.journal_seq() <= self._read_up_to:
+            return 0
         with self._lock:
             # Another connection's commit (the table's journal) changes data_version:
             # when it has not changed and the last read was not cut short, nothing is new.
@@ -123,6 +130,7 @@ class Outbox(Closeable):
             ).fetchall()
             self._more = len(rows) >= limit
             if not rows:
+                self._read_up_to = cursor
                 return 0
             queued: list[tuple[int, str, bytes]] = []
             for seq, kind, at_ns, text in rows:
@@ -154,6 +162,7 @@ class Outbox(Closeable):
                 self._rollback()
                 raise
             self._full_logged = False
+            self._read_up_to = last
             return len(rows)
 
     def unsent(self, *, after_id: int = 0, limit: int = 100) -> list[OutboxItem]:

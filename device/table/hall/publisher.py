@@ -1,26 +1,30 @@
 """The table's MQTT client: the outbox drained to the broker, the live state, the hub's commands.
 
 :class:`Publisher` owns a paho client (MQTT 5, paho 2's callback API) and
-one thread of its own, the pump. The paho thread connects, reconnects with
-a growing delay (``reconnect_s``) and hands what arrives to the pump
-(acknowledgements) or to ``on_command`` (the hub's commands, handled before
-the broker is acknowledged). The pump moves the journal's new events into
-the outbox, sends the unsent messages in order (at most ``window`` in
-flight), marks each sent on its PUBACK, and publishes the latest state
-offered (:meth:`offer_state`): at once when it changed, else twice a
-second. Nothing here waits on the clock thread, and the clock thread never
-waits on the network: it only ever fills a slot.
+one thread, which does everything: it runs paho's network loop itself
+(paho's documented external-loop calls, ``loop_read``, ``loop_write`` and
+``loop_misc`` around one ``select``), connects and reconnects with a
+growing delay (``reconnect_s``), and between two waits pumps: it moves the
+journal's new events into the outbox, sends the unsent messages in order (at
+most ``window`` in flight), marks each sent on its PUBACK, and publishes the
+latest state offered (:meth:`offer_state`): at once when it changed, else
+twice a second. One thread rather than paho's plus a pump's: each message
+is written to the socket where it is made, with no thread woken to send it
+(a hall benchmark runs hundreds of tables on one machine; a Pi has little
+to spare). Nothing here waits on the clock thread, and the clock thread
+never waits on the network: it only ever fills a slot or writes one byte to
+wake the thread (:meth:`wake`).
 
 The ``status`` topic says ``online`` (retained) on every connection; the
 last will says ``offline`` when the connection dies, and :meth:`close`
 says it on the way out. The session is kept by the broker
 (``clean_start`` false, a week's expiry), so commands sent while the table
-is away reach it when it is back.
+is away reach it when it is back. A command is handled on the thread
+(``on_command``) before the broker gets its acknowledgement.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import queue
 import threading
@@ -30,6 +34,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from pegwatch.device.lifetime import Closeable
+from pegwatch.device.table.hall.netloop import NetLoop
 from pegwatch.device.table.hall.outbox import Build, Outbox
 from pegwatch.device.table.hall.settings import HallSettings
 from pegwatch.hub.wire import (
@@ -58,8 +63,10 @@ class Publisher(Closeable):
     ``build`` turns a journal event into its messages
     (:func:`~pegwatch.device.table.hall.messages.messages_for`); ``tick`` is
     called on the pump's thread every round (the wiring offers the state
-    there); ``on_command(topic, payload)`` gets each message on the
-    table's ``commands`` topic, on paho's thread.
+    there) and returns the seconds until it wants the next one, or None;
+    the pump sleeps until then, ``poll_s`` at most, or until :meth:`wake`.
+    ``on_command(topic, payload)`` gets each message on the table's
+    ``commands`` topic, on paho's thread.
     """
 
     def __init__(
@@ -70,7 +77,7 @@ class Publisher(Closeable):
         *,
         match: str | None = None,
         on_command: Callable[[str, bytes], None] | None = None,
-        tick: Callable[[], None] | None = None,
+        tick: Callable[[], float | None] | None = None,
         keepalive_s: int = 30,
         reconnect_s: tuple[int, int] = (1, 30),
         poll_s: float = 0.05,
@@ -94,6 +101,8 @@ class Publisher(Closeable):
         self.refused = 0
         self.sent = 0
         self.connected = threading.Event()
+        #: Set once the broker has the table's subscription to its commands (and ``online`` is said).
+        self.subscribed = threading.Event()
         self._topics = {c: topic(settings.tournament, settings.table, c) for c in Channel}
         self._acks: queue.SimpleQueue[tuple[int, int]] = queue.SimpleQueue()
         self._inflight: dict[int, int] = {}  # paho mid -> outbox id
@@ -104,8 +113,8 @@ class Publisher(Closeable):
         self._state_slot: State | None = None
         self._state_sent: State | None = None
         self._state_sent_at = 0.0
-        self._wake = threading.Event()
         self._stop = threading.Event()
+        self._now: queue.SimpleQueue[tuple[Channel, bytes]] = queue.SimpleQueue()  # publish_now's
         self._lock = threading.Lock()
         self._login_refused: str | None = None
 
@@ -118,28 +127,28 @@ class Publisher(Closeable):
         if settings.tls:
             client.tls_set(ca_certs=None if settings.ca_file is None else str(settings.ca_file))
         client.will_set(self._topics[Channel.STATUS], self._status(False), qos=1, retain=True)
-        client.reconnect_delay_set(min_delay=reconnect_s[0], max_delay=reconnect_s[1])
         client.max_inflight_messages_set(window)
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.on_publish = self._on_publish
+        client.on_subscribe = self._on_subscribe
         client.on_message = self._on_message
         self.client = client
         props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
         props.SessionExpiryInterval = SESSION_EXPIRY_S
         host, port = settings.address
         client.connect_async(host, port, keepalive=keepalive_s, clean_start=False, properties=props)
-        self._pump_thread = threading.Thread(target=self._pump, name="hall-publisher", daemon=True)
+        self._net = NetLoop(client, reconnect_s=reconnect_s)
+        self._thread = threading.Thread(target=self._run, name="hall-publisher", daemon=True)
 
     def start(self) -> Publisher:
-        self.client.loop_start()
-        self._pump_thread.start()
+        self._thread.start()
         return self
 
     def _status(self, online: bool) -> bytes:
         return format_status(Status(self.settings.table, online, self.match))
 
-    # -- paho's thread ------------------------------------------------------------------
+    # -- paho's callbacks (on the thread, from NetLoop.run_once) ----------------------------
 
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
         if reason.is_failure:
@@ -149,22 +158,29 @@ class Publisher(Closeable):
             self._login_refused = str(reason)
             return
         self._login_refused = None
+        self._net.accepted()
         logger.info("connected to the hall broker %s as table %s", self.settings.broker, self.settings.table)
         client.subscribe(self._topics[Channel.COMMANDS], qos=1)
-        client.publish(self._topics[Channel.STATUS], self._status(True), qos=1, retain=True)
         with self._lock:
             self._generation += 1
         self.connected.set()
-        self._wake.set()
+
+    def _on_subscribe(self, client: Any, userdata: Any, mid: int, reasons: Any, properties: Any) -> None:
+        if any(r.is_failure for r in reasons):
+            logger.error("hall broker refused table %s its commands (%s)", self.settings.table,
+                         ", ".join(str(r) for r in reasons))
+        # Online once the commands can reach the table: the hub resends what waits when it says so.
+        client.publish(self._topics[Channel.STATUS], self._status(True), qos=1, retain=True)
+        self.subscribed.set()
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason: Any, properties: Any) -> None:
         if self.connected.is_set() and not self._stop.is_set():
             logger.warning("hall broker connection lost (%s); the outbox keeps what is unsent", reason)
         self.connected.clear()
+        self.subscribed.clear()
 
     def _on_publish(self, client: Any, userdata: Any, mid: int, reason: Any, properties: Any) -> None:
         self._acks.put((mid, int(reason.value)))
-        self._wake.set()
 
     def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
         if self.on_command is None:
@@ -174,31 +190,34 @@ class Publisher(Closeable):
         except Exception:  # a command must never take the connection down
             logger.exception("hall command on %s not handled", message.topic)
 
-    # -- the pump's thread ------------------------------------------------------------------
+    # -- the thread ---------------------------------------------------------------------
 
     def offer_state(self, state: State) -> None:
         """The latest state (any thread); only the newest one waiting is sent."""
         self._state_slot = state
-        self._wake.set()
+        self._net.wake()
 
     def wake(self) -> None:
-        """Look at the journal now rather than at the next poll."""
-        self._wake.set()
+        """Look at the journal now rather than at the next round (any thread)."""
+        self._net.wake()
 
-    def _pump(self) -> None:
+    def _run(self) -> None:
         while not self._stop.is_set():
+            wait = self.poll_s
             try:
-                self.pump_once()
+                wait = min(wait, self.pump_once())
+                self._net.run_once(wait)
             except Exception:  # the hall must never stop the table
                 logger.exception("hall publisher round failed; trying again")
                 self._stop.wait(1.0)
-            self._wake.wait(self.poll_s)
-            self._wake.clear()
+        self._farewell()
 
-    def pump_once(self) -> None:
-        """One round: tick, fill the outbox, take acknowledgements, send, publish the state."""
-        if self.tick is not None:
-            self.tick()
+    def pump_once(self) -> float:
+        """One round: tick, fill the outbox, take acknowledgements, send, publish the state.
+
+        Returns the seconds the tick asked to wait (``poll_s`` when it asked nothing)."""
+        hint = self.tick() if self.tick is not None else None
+        wait = self.poll_s if hint is None else max(0.0, hint)
         while True:
             read = self.outbox.fill(self.build)
             self._unsent_maybe |= read > 0
@@ -206,7 +225,10 @@ class Publisher(Closeable):
                 break
         self._take_acks()
         if not self.connected.is_set():
-            return
+            return wait
+        while not self._now.empty():
+            channel, payload = self._now.get_nowait()
+            self.client.publish(self._topics[channel], payload, qos=1)
         with self._lock:
             generation = self._generation
         if generation != self._seen_generation:
@@ -218,6 +240,7 @@ class Publisher(Closeable):
         if self._unsent_maybe:  # the outbox is asked only when it may hold something to send
             self._send()
         self._send_state()
+        return wait
 
     def _take_acks(self) -> None:
         done: list[int] = []
@@ -274,8 +297,10 @@ class Publisher(Closeable):
             self._state_sent, self._state_sent_at = state, now
 
     def publish_now(self, channel: Channel, payload: bytes) -> None:
-        """Publish one message outside the outbox (QoS 1; paho keeps it through a short outage)."""
-        self.client.publish(self._topics[channel], payload, qos=1)
+        """Publish one message outside the outbox, next round (QoS 1; paho keeps it through a
+        short outage once handed over)."""
+        self._now.put((channel, payload))
+        self._net.wake()
 
     # -- the end ------------------------------------------------------------------------------
 
@@ -286,7 +311,7 @@ class Publisher(Closeable):
         """Wait (on the caller's thread) until the journal is in the outbox and all of it sent."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            self._wake.set()
+            self._net.wake()
             if self._caught_up():
                 return True
             time.sleep(0.02)
@@ -295,17 +320,26 @@ class Publisher(Closeable):
     def _caught_up(self) -> bool:
         return self.outbox.caught_up()
 
+    def _farewell(self) -> None:
+        """On the thread, at :meth:`close`: say ``offline`` (retained, 2 s at most), disconnect."""
+        try:
+            if self.connected.is_set():
+                info = self.client.publish(self._topics[Channel.STATUS], self._status(False), qos=1, retain=True)
+                deadline = time.monotonic() + 2.0
+                while not info.is_published() and self.connected.is_set() and time.monotonic() < deadline:
+                    self._net.run_once(0.05)
+            self.client.disconnect()
+        except Exception:  # on the way out: the broker's last will says offline anyway
+            logger.debug("hall publisher: farewell not said", exc_info=True)
+
     def close(self) -> None:
-        """Stop the pump, say ``offline`` (retained), disconnect."""
+        """Stop the thread; it says ``offline`` (retained) and disconnects."""
         if self._stop.is_set():
             return
         self._stop.set()
-        self._wake.set()
-        if self._pump_thread.is_alive():
-            self._pump_thread.join(timeout=5.0)
-        if self.connected.is_set():
-            info = self.client.publish(self._topics[Channel.STATUS], self._status(False), qos=1, retain=True)
-            with contextlib.suppress(RuntimeError, ValueError):
-                info.wait_for_publish(timeout=2.0)
-        self.client.disconnect()
-        self.client.loop_stop()
+        self._net.wake()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5.0)
+        else:
+            self._farewell()  # never started: nothing was said
+        self._net.close()

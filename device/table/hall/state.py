@@ -80,7 +80,7 @@ def build_state(program: TableProgram, table: str, *, raw_now: int | None = None
         remaining = {g.codemaker: view.remaining_ns[0], g.codebreaker: view.remaining_ns[1]}
         # Only a game's running phases have a clock on move (MatchFlow.on_move says which).
         running = flow.phase in (Phase.GUESS, Phase.MARKS) and not flow.paused
-        on_move = flow.on_move(cont) if running else None
+        on_move = flow.on_move(cont, view=view) if running else None  # the same view: read once
         mismarked, bounded = _mismarks(program, g)
         rows = tuple(_row(r, mismarked, bounded) for r in g.rows)
         uncertain = sorted({*flow.checks(), *(r.row for r in rows if r.uncertain)})

@@ -2,9 +2,13 @@
 
 :class:`TableLink` puts the parts together: the outbox in the program's
 journal file, the publisher and its paho client, the command desk, and the
-state offered to the publisher at most ten times a second (read under the
-program's lock, as the display's model is). Without ``[hall]`` nothing of
-this exists and the table works alone.
+state offered to the publisher (read under the program's lock, as the
+display's model is): at once when the program says it changed (its
+``when_changed``), at most ten times a second, and twice a second when
+nothing changes, for the clocks. The publisher sleeps between those: a
+hall of hundreds of tables costs its Pis, and a benchmark's one machine,
+no polling. Without ``[hall]`` nothing of this exists and the table works
+alone.
 """
 
 from __future__ import annotations
@@ -31,9 +35,13 @@ __all__ = ["TableLink", "start_hall"]
 
 logger = logging.getLogger(__name__)
 
-#: How often the table is looked at for a change, and the state offered when none.
+#: The least time between two states offered (a burst of changes is one state), and the
+#: state offered when nothing changed (the clocks run).
 LOOK_EVERY_S = 0.1
 STATE_EVERY_S = 0.5
+#: The publisher's round when nothing wakes it: the table's changes, the broker's acks and
+#: a new connection all do, so this only bounds what a missed wake could cost.
+IDLE_ROUND_S = 1.0
 
 
 class _ProgramView:
@@ -68,18 +76,20 @@ class TableLink(Closeable):
     def __init__(self, program: TableProgram, settings: HallSettings, **publisher: Any) -> None:
         self.program = program
         self.settings = settings
-        self.outbox = Outbox(program.journal.path, max_bytes=program.journal.max_bytes)
+        journal = program.journal
+        self.outbox = Outbox(journal.path, max_bytes=journal.max_bytes, journal_seq=lambda: journal.last_seq)
         self.match = match = match_id(program)
         build = partial(_build, table=settings.table, match=match, view=_ProgramView(program))
+        publisher.setdefault("poll_s", IDLE_ROUND_S)
         self.publisher = Publisher(settings, self.outbox, build, match=match,
                                    on_command=self._command, tick=self._tick, **publisher)
         self.commands = CommandDesk(program, settings.table, self.publisher.publish_now,
                                     on_ack=self.publisher.wake)
         self._state_at = 0.0
-        self._looked_at = 0.0
-        self._key: tuple[object, ...] | None = None
+        self._changed = True
 
     def start(self) -> TableLink:
+        self.program.when_changed = self._program_changed
         self.publisher.start()
         logger.info("table %s publishes to %s (tournament %s)", self.settings.table,
                     self.settings.broker, self.settings.tournament)
@@ -88,20 +98,21 @@ class TableLink(Closeable):
     def _command(self, topic: str, payload: bytes) -> None:
         self.commands.handle(topic, payload)
 
-    def _tick(self) -> None:
-        """Offer the state when the table changed (looked at ten times a second), else twice a second."""
+    def _program_changed(self) -> None:
+        # On the stepping thread: a flag and a wake, nothing that could wait.
+        self._changed = True
+        self.publisher.wake()
+
+    def _tick(self) -> float:
+        """Offer the state if it is due; return the seconds until it next is."""
         now = time.monotonic()
-        if now - self._looked_at < LOOK_EVERY_S:
-            return
-        self._looked_at = now
-        program = self.program
-        with program._lock:
-            key = (len(program.transcript), program.flow.last_ns, program.flow.paused, id(program.flow),
-                   program.alarm, program.camera_message, len(program.verdicts))
-        if key == self._key and now - self._state_at < STATE_EVERY_S:
-            return
-        self._key, self._state_at = key, now
-        self.publisher.offer_state(build_state(program, self.settings.table, match=self.match))
+        due = self._state_at + (LOOK_EVERY_S if self._changed else STATE_EVERY_S)
+        if now < due:
+            return due - now
+        self._changed = False  # before the read: a change during it asks for another
+        self._state_at = now
+        self.publisher.offer_state(build_state(self.program, self.settings.table, match=self.match))
+        return STATE_EVERY_S
 
     def drain(self, timeout: float = 10.0) -> bool:
         """Wait until every journaled event is published and acknowledged (True) or ``timeout``."""
@@ -109,8 +120,10 @@ class TableLink(Closeable):
 
     def close(self, *, drain_s: float = 2.0) -> None:
         """Stop; what the broker can take in ``drain_s`` goes first, the rest waits in the outbox."""
+        if self.program.when_changed == self._program_changed:
+            self.program.when_changed = None
         try:
-            if drain_s > 0 and self.publisher.connected.is_set():
+            if drain_s > 0:  # a connection still being made has that long too
                 self.publisher.drain(drain_s)
             self.publisher.close()
         finally:

@@ -99,6 +99,9 @@ class Journal(EvidenceStore, Closeable):
         self._lock = threading.RLock()
         self._boot_id = boot_id if boot_id is not None else current_boot_id()
         self._session: int | None = None
+        # The journal has one writer, its table program: once it has appended, the last
+        # seq is the one it wrote (read without a query: the hall reads it twice a second).
+        self._last_seq: int | None = None
         self._closed = False
         if not self.path.exists():
             if not create:
@@ -289,6 +292,7 @@ class Journal(EvidenceStore, Closeable):
                 seq = cur.lastrowid
             self._session = session
         assert seq is not None
+        self._last_seq = seq
         return JournalEvent(
             seq=seq,
             kind=kind,
@@ -350,6 +354,8 @@ class Journal(EvidenceStore, Closeable):
         """The sequence number of the last event (0 when empty)."""
         with self._lock:
             self._check_open()
+            if self._last_seq is not None:
+                return self._last_seq
             return int(self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0])
 
     @property
