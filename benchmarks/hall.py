@@ -285,7 +285,7 @@ def run(args: argparse.Namespace, tables: int, *, faults: bool) -> dict[str, Any
                      for n in names[w::n_workers]]
             parent, child = ctx.Pipe()
             p = ctx.Process(target=worker, args=(child, share, broker.url, TOURNAMENT, play_s, w,
-                                                             args.table_poll_s), daemon=True)
+                                                 args.table_poll_s, args.tables_nice), daemon=True)
             p.start()
             procs.append(p)
             conns.append(parent)
@@ -464,6 +464,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=0, help=f"table processes (default: one per {TABLES_PER_WORKER})")
     p.add_argument("--table-poll-s", type=float, default=None,
                    help="the tables' publisher idle round (default: a real table's)")
+    p.add_argument("--tables-nice", type=int, default=0,
+                   help="niceness added to the table processes (they stand for Pis of their own; "
+                        "10 lets the hub, the broker and the browser go first on this one machine)")
     p.add_argument("--no-browser", action="store_true", help="no page: no latency figures")
     p.add_argument("--find-max", action="store_true", help="the largest table count with p95 <= 1 s")
     p.add_argument("--max-tables", type=int, default=4000)

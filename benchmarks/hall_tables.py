@@ -124,15 +124,19 @@ def _restore(table: SimTable, port: int) -> None:
 
 
 def worker(conn: Any, tables: list[tuple[str, str, str]], broker: str, tournament: str, play_s: float,
-           seed: int, poll_s: float | None = None) -> None:
+           seed: int, poll_s: float | None = None, nice: int = 0) -> None:
     """One worker process: ``tables`` is ``[(name, journal path, password file), ...]``.
 
-    ``poll_s``: the publisher's idle round (None: the table's own).
+    ``poll_s``: the publisher's idle round (None: the table's own). ``nice``: added to the
+    process's niceness (in a hall each table is a Pi of its own, not a share of the hub's CPU).
     """
+    import os
     import resource
 
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    if nice:
+        os.nice(nice)
     rng = random.Random(seed)
     sims: dict[str, SimTable] = {}
     for name, path, password_file in tables:

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import json
 import logging
+import queue
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -88,6 +90,9 @@ class Hall:
         self._tournament = self._starting_tournament(tournament)
         self._tables: dict[str, TableLive] = {}
         self._pending: dict[str, set[str]] = {}
+        # Events stored without waiting (handle's ``done``): what follows each commit, in order.
+        self._after: queue.SimpleQueue[tuple[Future[bool], Callable[[bool], None]]] = queue.SimpleQueue()
+        self._after_thread: threading.Thread | None = None
         for command in store.commands(unacked_only=True):
             self._pending.setdefault(command.table, set()).add(command.id)
         for latest in store.latest():
@@ -169,8 +174,15 @@ class Hall:
 
     # -- messages in -----------------------------------------------------------
 
-    def handle(self, topic: str, payload: bytes) -> bool:
-        """Take one message; True when it changed something. Never raises on bad input."""
+    def handle(self, topic: str, payload: bytes, *, done: Callable[[], None] | None = None) -> bool:
+        """Take one message; True when it changed something (or was handed to the store). Never
+        raises on bad input.
+
+        ``done`` (the broker's acknowledgement) is called once the message is taken: on disk
+        for what is stored. An event is then not waited for here: it joins the store's next
+        commit, and ``done`` follows that commit, so a hall of hundreds of tables is never held
+        one commit per event. Without ``done`` every message is taken before this returns.
+        """
         rx_ns = self._clock()
         try:
             t, message = wire.parse_message(topic, payload)
@@ -179,12 +191,55 @@ class Hall:
             if not self.is_known(t.table):
                 self.store.count("unknown_table")
                 logger.warning("%s: table %r is not in hub.toml's tables; ignored", topic[:120], t.table)
-                return False
-            return self._take(t.table, message, rx_ns)
+                taken = False
+            elif done is not None and isinstance(message, wire.Event):
+                self._take_event_later(t.table, message, rx_ns, done)
+                return True
+            else:
+                taken = self._take(t.table, message, rx_ns)
         except BadInput as exc:
             self.store.count("bad_message")
             logger.warning("%s", exc)
-            return False
+            taken = False
+        if done is not None:
+            done()
+        return taken
+
+    def _event_payload(self, table: str, message: wire.Event) -> dict[str, Any]:
+        data, removed = _strip_secret(dict(message.data))
+        if removed:
+            self.store.count("secret_stripped", removed)
+            logger.warning("event %s of table %s carried a secret; removed", message.id, table)
+        return _payload(wire.format_event(wire.Event(message.table, message.match, message.seq,
+                                                     message.kind, message.t_ms, data)))
+
+    def _take_event_later(self, table: str, message: wire.Event, rx_ns: int, done: Callable[[], None]) -> None:
+        future = self.store.add_message_later("event", message.id, table, self._event_payload(table, message), rx_ns)
+
+        def then(new: bool) -> None:
+            if new:
+                self._tell("event", {"table": table, "id": message.id})
+            done()
+
+        with self._lock:
+            if self._after_thread is None:
+                self._after_thread = threading.Thread(target=self._follow, name="hub-after-commit", daemon=True)
+                self._after_thread.start()
+        self._after.put((future, then))
+
+    def _follow(self) -> None:
+        """The after-commit thread: each stored event's listeners and acknowledgement, in order."""
+        while True:
+            future, then = self._after.get()
+            try:
+                new = future.result()
+            except Exception as exc:  # not acknowledged: the broker sends it again
+                logger.error("hub could not store an event: %s", exc)
+                continue
+            try:
+                then(new)
+            except Exception:
+                logger.exception("hub: after storing an event")
 
     def _take(self, table: str, message: wire.Message, rx_ns: int) -> bool:
         if isinstance(message, wire.Status):
@@ -204,13 +259,7 @@ class Hall:
             self._tell("table", {"table": table})
             return True
         if isinstance(message, wire.Event):
-            data, removed = _strip_secret(dict(message.data))
-            if removed:
-                self.store.count("secret_stripped", removed)
-                logger.warning("event %s of table %s carried a secret; removed", message.id, table)
-            payload = _payload(wire.format_event(wire.Event(message.table, message.match, message.seq,
-                                                            message.kind, message.t_ms, data)))
-            new = self.store.add_message("event", message.id, table, payload, rx_ns)
+            new = self.store.add_message("event", message.id, table, self._event_payload(table, message), rx_ns)
             if new:
                 self._tell("event", {"table": table, "id": message.id})
             return new
@@ -362,6 +411,7 @@ class HallLink:
             client_id=client_id or f"pegwatch-hub-{hall.tournament_id}",
             clean_session=False,  # the broker queues QoS 1 messages while the hub is away
             protocol=mqtt.MQTTv311,
+            manual_ack=True,  # a message is acknowledged once on disk (Hall.handle's done)
         )
         if username:
             self._client.username_pw_set(username, password)
@@ -385,8 +435,14 @@ class HallLink:
         logger.warning("hub lost the broker %s:%d (%s); reconnecting", self.host, self.port, reason)
 
     def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
+        mid, qos = message.mid, message.qos
+
+        def done() -> None:
+            if qos > 0:
+                client.ack(mid, qos)
+
         try:
-            self.hall.handle(message.topic, message.payload)
+            self.hall.handle(message.topic, message.payload, done=done)
         except Exception:  # the store failed: say so, keep the link (the broker redelivers unacked QoS 1)
             logger.exception("hub could not take %s", message.topic)
 

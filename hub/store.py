@@ -143,6 +143,10 @@ class HallStore(Protocol):
     def add_message(self, kind: str, msg_id: str, table: str, payload: Mapping[str, Any], rx_ns: int) -> bool:
         """Store an event, result or evidence once; False (and counted) when its id is known."""
         ...
+    def add_message_later(self, kind: str, msg_id: str, table: str, payload: Mapping[str, Any],
+                          rx_ns: int) -> Future[bool]:
+        """:meth:`add_message` without waiting: its outcome once committed (with others)."""
+        ...
     def latest(self) -> list[TableLatest]: ...
     def messages(self, kind: str, table: str | None = None, *, limit: int = 200) -> list[StoredMessage]:
         """The newest ``limit`` messages of a kind, oldest first."""
@@ -291,11 +295,14 @@ class SqliteHallStore:
                 future.set_result(value)
 
     def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        return self._write_later(fn).result()
+
+    def _write_later(self, fn: Callable[[sqlite3.Connection], T]) -> Future[T]:
         if self._closed:
             raise DeviceFault(f"{self.path}: the hub store is closed")
         future: Future[T] = Future()
         self._queue.put((fn, future))
-        return future.result()
+        return future
 
     # -- tables --------------------------------------------------------------
 
@@ -328,6 +335,10 @@ class SqliteHallStore:
     # -- events, results, evidence ------------------------------------------
 
     def add_message(self, kind: str, msg_id: str, table: str, payload: Mapping[str, Any], rx_ns: int) -> bool:
+        return self.add_message_later(kind, msg_id, table, payload, rx_ns).result()
+
+    def add_message_later(self, kind: str, msg_id: str, table: str, payload: Mapping[str, Any],
+                          rx_ns: int) -> Future[bool]:
         if kind not in MESSAGE_KINDS:
             raise ValueError(f"message kind {kind!r} is not one of {MESSAGE_KINDS}")
         text = _dumps(payload)
@@ -342,7 +353,7 @@ class SqliteHallStore:
                 return False
             return True
 
-        return self._write(insert)
+        return self._write_later(insert)
 
     def messages(self, kind: str, table: str | None = None, *, limit: int = 200) -> list[StoredMessage]:
         sql = "SELECT kind, id, tbl, rx_ns, payload FROM messages WHERE kind = ?"

@@ -164,34 +164,64 @@ def _join(path: str, key: object) -> str:
     return f"{path}[{json.dumps(text)[:40]}]"
 
 
+#: A value's place as links ``(parent's place, key)``: made into text only for an error (a hub
+#: parses a thousand messages a second, nearly all of them fine).
+_Place = tuple[Any, Any] | None
+
+
+def _where(source: str, place: _Place) -> str:
+    keys: list[Any] = []
+    while place is not None:
+        place, key = place
+        keys.append(key)
+    path = ""
+    for key in reversed(keys):
+        path = _join(path, key)
+    return f"{source}: {path}" if path else source
+
+
+def _plain(value: Any) -> bool:
+    """A scalar with nothing to refuse (the usual case, checked without a place)."""
+    kind = type(value)
+    if kind is int:
+        return bool(-_INT_LIMIT <= value < _INT_LIMIT)
+    if kind is str:
+        return bool(value.isascii())
+    return value is None or kind is bool or kind is float
+
+
+def _check_scalar(value: Any, place: _Place, source: str, error: ErrorType) -> None:
+    if isinstance(value, _Refused):
+        raise error(f"{_where(source, place)}: {value.why}")
+    if isinstance(value, str):
+        if not value.isascii():
+            _check_string(value, _where(source, place), error)
+    elif isinstance(value, int) and not isinstance(value, bool) and not -_INT_LIMIT <= value < _INT_LIMIT:
+        raise error(f"{_where(source, place)}: the integer is too large (at most 64 bits)")
+
+
 def _check_tree(data: Any, source: str, error: ErrorType) -> None:
     """Refuse deep nesting, 64-bit overflow, refused tokens and unpaired surrogates."""
-    stack: list[tuple[Any, str, int]] = [(data, "", 0)]
+    stack: list[tuple[Any, _Place, int]] = [(data, None, 0)]
     while stack:
-        value, path, depth = stack.pop()
-        where = f"{source}: {path}" if path else source
+        value, place, depth = stack.pop()
+        items: Any
         if isinstance(value, dict):
-            if depth >= MAX_DEPTH:
-                raise error(f"{where}: nested more than {MAX_DEPTH} levels deep")
-            for key, item in value.items():
-                if isinstance(key, str) and not key.isascii():
-                    _check_string(key, where, error)
-                stack.append((item, _join(path, key), depth + 1))
+            items = value.items()
         elif isinstance(value, list):
-            if depth >= MAX_DEPTH:
-                raise error(f"{where}: nested more than {MAX_DEPTH} levels deep")
-            stack.extend((item, _join(path, i), depth + 1) for i, item in enumerate(value))
-        elif isinstance(value, _Refused):
-            raise error(f"{where}: {value.why}")
-        elif isinstance(value, str):
-            if not value.isascii():
-                _check_string(value, where, error)
-        elif (
-            isinstance(value, int)
-            and not isinstance(value, bool)
-            and not -_INT_LIMIT <= value < _INT_LIMIT
-        ):
-            raise error(f"{where}: the integer is too large (at most 64 bits)")
+            items = enumerate(value)
+        else:
+            _check_scalar(value, place, source, error)
+            continue
+        if depth >= MAX_DEPTH:
+            raise error(f"{_where(source, place)}: nested more than {MAX_DEPTH} levels deep")
+        for key, item in items:
+            if isinstance(key, str) and not key.isascii():
+                _check_string(key, _where(source, place), error)
+            if isinstance(item, dict | list):
+                stack.append((item, (place, key), depth + 1))
+            elif not _plain(item):
+                _check_scalar(item, (place, key), source, error)
 
 
 def _check_string(text: str, where: str, error: ErrorType) -> None:

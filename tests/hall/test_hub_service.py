@@ -258,3 +258,40 @@ def test_pegwatch_hub_serves_the_hall_live_and_stops_on_ctrl_c(broker, tmp_path)
         if hub.poll() is None:
             hub.kill()
             hub.wait()
+
+
+def test_an_event_is_acknowledged_to_the_broker_only_once_it_is_on_disk(tmp_path):
+    """handle(done=...) does not wait for an event's commit, and calls done only after it."""
+    import threading
+    from concurrent.futures import Future
+
+    gate = threading.Event()
+
+    class HeldStore(SqliteHallStore):
+        def add_message_later(self, *args):  # the commit's outcome is let out only at the gate
+            real = super().add_message_later(*args)
+            out: Future[bool] = Future()
+            threading.Thread(target=lambda: (gate.wait(), out.set_result(real.result())), daemon=True).start()
+            return out
+
+    store = HeldStore(tmp_path / "hall.sqlite")
+    try:
+        hall = Hall(store, tournament(), tournament_id=TOURNAMENT)
+        heard = []
+        hall.listen(lambda what, detail: heard.append((what, detail.get("id"))))
+        topic = wire.topic(TOURNAMENT, "1", "events")
+        acked = threading.Event()
+        assert hall.handle(topic, event("1", 7), done=acked.set) is True  # handed over, not waited for
+        assert not acked.is_set() and ("event", "m1:7") not in heard
+        gate.set()
+        assert acked.wait(LONG)
+        wait_until(lambda: ("event", "m1:7") in heard, what="the event told after its commit")
+        again = threading.Event()
+        hall.handle(topic, event("1", 7), done=again.set)  # the broker sent it twice: kept once
+        assert again.wait(LONG)
+        assert store.message_count("event") == 1 and store.counters().get("duplicate_events") == 1
+        assert heard.count(("event", "m1:7")) == 1
+        bad = threading.Event()
+        assert hall.handle(topic, b"{not json", done=bad.set) is False and bad.is_set()  # acked: never again
+    finally:
+        store.close()

@@ -281,9 +281,10 @@ def test_the_stream_sends_a_changed_table_and_the_public_one_no_commands(hall):
         await asyncio.get_running_loop().run_in_executor(None, action)
         out = []
         text = await waiting
-        while True:
-            kind = re.match(r"event: (\w+)", text).group(1)
-            out.append((kind, json.loads(text.split("data: ", 1)[1])))
+        while True:  # one chunk holds every event of one wake, each ending in a blank line
+            for block in filter(None, text.split("\n\n")):
+                kind = re.match(r"event: (\w+)", block).group(1)
+                out.append((kind, json.loads(block.split("data: ", 1)[1])))
             try:
                 text = await asyncio.wait_for(anext(stream), 0.5)
             except TimeoutError:
