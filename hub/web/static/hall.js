@@ -16,26 +16,37 @@
     return sign + m + ":" + (s < 10 ? "0" : "") + s;
   }
 
+  // The DOM is written only where a value changed: a hall of hundreds of tables sends a
+  // thousand states a second, and each write makes the browser lay the grid out again.
+  function setText(el, text) { text = String(text); if (el.textContent !== text) el.textContent = text; }
+  function setData(el, key, value) { value = String(value); if (el.dataset[key] !== value) el.dataset[key] = value; }
+  function setHidden(el, hidden) { if (el.hidden !== hidden) el.hidden = hidden; }
+
   function setList(el, values, label) {
     if (!el) return;
-    el.dataset.rows = values.join(",");
-    el.hidden = values.length === 0;
-    el.textContent = values.length ? label + values.join(", ") : "";
+    setData(el, "rows", values.join(","));
+    setHidden(el, values.length === 0);
+    setText(el, values.length ? label + values.join(", ") : "");
   }
 
   function tick() {
     var now = performance.now();
-    document.querySelectorAll(".card").forEach(function (card) {
+    var cards = document.getElementsByClassName("card");
+    for (var i = 0; i < cards.length; i++) {
+      var card = cards[i];
       var t0 = received[card.dataset.table];
-      card.querySelectorAll(".clock").forEach(function (clock) {
-        if (clock.dataset.remainingMs === "") return;
+      var clocks = card.pegwatchClocks || (card.pegwatchClocks = card.querySelectorAll(".clock"));
+      for (var j = 0; j < clocks.length; j++) {
+        var clock = clocks[j];
+        if (clock.dataset.remainingMs === "") continue;
         var left = Number(clock.dataset.remainingMs);
         if (clock.dataset.running === "true" && t0 !== undefined) left -= now - t0;
-        clock.textContent = fmt(left);
-        clock.classList.toggle("low", left < 10000);
-        clock.classList.toggle("out", left <= 0);
-      });
-    });
+        setText(clock, fmt(left));
+        var low = left < 10000, out = left <= 0;
+        if (clock.classList.contains("low") !== low) clock.classList.toggle("low", low);
+        if (clock.classList.contains("out") !== out) clock.classList.toggle("out", out);
+      }
+    }
   }
 
   function stamp(card) {
@@ -77,44 +88,49 @@
   function update(t) {
     var card = byId("table-", t.table) || newCard(t);
     if (!card) return;
-    card.dataset.status = t.status;
-    card.className = "card status-" + t.status;
-    card.dataset.needs = t.needs;
-    card.dataset.ageMs = t.age_ms === null ? "" : t.age_ms;
-    card.dataset.flags = t.flags.join(",");
-    card.dataset.mismarks = t.mismarks.join(",");
-    card.dataset.uncertain = t.uncertain_rows.join(",");
-    card.dataset.pending = t.pending_commands;
-    card.dataset.turn = t.turn || "";
+    setData(card, "status", t.status);
+    if (card.className !== "card status-" + t.status) card.className = "card status-" + t.status;
+    setData(card, "needs", t.needs);
+    setData(card, "ageMs", t.age_ms === null ? "" : t.age_ms);
+    var flagsNow = t.flags.join(","), flagsChanged = card.dataset.flags !== flagsNow;
+    setData(card, "flags", flagsNow);
+    setData(card, "mismarks", t.mismarks.join(","));
+    setData(card, "uncertain", t.uncertain_rows.join(","));
+    setData(card, "pending", t.pending_commands);
+    setData(card, "turn", t.turn || "");
     var off = byId("offline-", t.table);
-    off.hidden = !t.offline;
-    off.textContent = t.status === "offline" ? "OFFLINE" : "NOT CONNECTED";
-    byId("needs-", t.table).textContent = t.needs || "";
+    setHidden(off, !t.offline);
+    setText(off, t.status === "offline" ? "OFFLINE" : "NOT CONNECTED");
+    setText(byId("needs-", t.table), t.needs || "");
     ["white", "black"].forEach(function (side) {
-      byId("player-" + t.table + "-", side).textContent = t.players ? t.players[side] : "—";
+      setText(byId("player-" + t.table + "-", side), t.players ? t.players[side] : "—");
       var clock = byId("clock-" + t.table + "-", side);
-      clock.dataset.remainingMs = t.clocks ? t.clocks[side].remaining_ms : "";
-      clock.dataset.running = t.clocks && t.clocks[side].running ? "true" : "false";
-      if (!t.clocks) clock.textContent = "–:––";
-      clock.parentNode.classList.toggle("to-move", t.turn === side);
+      setData(clock, "remainingMs", t.clocks ? t.clocks[side].remaining_ms : "");
+      setData(clock, "running", t.clocks && t.clocks[side].running ? "true" : "false");
+      if (!t.clocks) setText(clock, "–:––");
+      var toMove = t.turn === side;
+      if (clock.parentNode.classList.contains("to-move") !== toMove) clock.parentNode.classList.toggle("to-move", toMove);
     });
-    byId("game-", t.table).textContent = t.game === null ? "–" : t.game;
-    byId("row-", t.table).textContent = t.row;
-    byId("phase-", t.table).textContent = t.phase;
+    setText(byId("game-", t.table), t.game === null ? "–" : t.game);
+    setText(byId("row-", t.table), t.row);
+    setText(byId("phase-", t.table), t.phase);
     var flags = byId("flags-", t.table);
-    flags.textContent = "";
-    t.flags.forEach(function (f) {
-      var li = document.createElement("li");
-      li.className = "flag"; li.dataset.flag = f; li.textContent = "flag: " + f;
-      flags.appendChild(li);
-    });
+    if (flagsChanged || flags.children.length !== t.flags.length) {
+      flags.textContent = "";
+      t.flags.forEach(function (f) {
+        var li = document.createElement("li");
+        li.className = "flag"; li.dataset.flag = f; li.textContent = "flag: " + f;
+        flags.appendChild(li);
+      });
+    }
     setList(byId("mismarks-", t.table), t.mismarks, "mis-mark: row ");
     setList(byId("uncertain-", t.table), t.uncertain_rows, "uncertain: row ");
     var alarms = byId("alarms-", t.table);
-    alarms.hidden = t.alarms.length === 0; alarms.textContent = t.alarms.join(", ");
+    setHidden(alarms, t.alarms.length === 0);
+    setText(alarms, t.alarms.join(", "));
     var pending = byId("pending-", t.table);
-    pending.hidden = !t.pending_commands;
-    pending.textContent = t.pending_commands ? t.pending_commands + " command(s) not applied yet" : "";
+    setHidden(pending, !t.pending_commands);
+    setText(pending, t.pending_commands ? t.pending_commands + " command(s) not applied yet" : "");
     stamp(card);
     sortGrid();
   }
