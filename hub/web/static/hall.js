@@ -152,7 +152,15 @@
     return a < b ? -1 : a > b ? 1 : 0;
   }
 
+  // Sorted once per frame, however many tables changed in it (a sort reads every card).
+  var sortAsked = false;
   function sortGrid() {
+    if (sortAsked) return;
+    sortAsked = true;
+    requestAnimationFrame(function () { sortAsked = false; sortNow(); });
+  }
+
+  function sortNow() {
     var grid = document.getElementById("grid");
     if (!grid || grid.dataset.sort !== "needs") return;
     var cards = Array.prototype.slice.call(grid.querySelectorAll(".card"));
