@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pegwatch.hub import wire
+from pegwatch.hub.clocks_only import CLOCKS_ONLY_EVERY_NS, clocks_ran_on
 from pegwatch.hub.config import format_hub, parse_hub
 from pegwatch.hub.model import HubError, Tournament
 from pegwatch.hub.service_results import result_from_wire
@@ -89,6 +90,7 @@ class Hall:
         self._publish: Callable[[str, bytes], None] | None = None
         self._tournament = self._starting_tournament(tournament)
         self._tables: dict[str, TableLive] = {}
+        self._told_ns: dict[str, int] = {}  # when the listeners last heard of each table's state
         self._pending: dict[str, set[str]] = {}
         # Events stored without waiting (handle's ``done``): what follows each commit, in order.
         self._after: queue.SimpleQueue[tuple[Future[bool], Callable[[bool], None]]] = queue.SimpleQueue()
@@ -256,7 +258,13 @@ class Hall:
             with self._lock:
                 old = self._tables.get(table, TableLive(table))
                 self._tables[table] = TableLive(table, old.online, old.status_rx_ns, message, rx_ns)
-            self._tell("table", {"table": table})
+                told = self._told_ns.get(table)
+                quiet = (told is not None and rx_ns - told < CLOCKS_ONLY_EVERY_NS
+                         and clocks_ran_on(old.state, old.state_rx_ns, message, rx_ns))
+                if not quiet:
+                    self._told_ns[table] = rx_ns
+            if not quiet:
+                self._tell("table", {"table": table})
             return True
         if isinstance(message, wire.Event):
             new = self.store.add_message("event", message.id, table, self._event_payload(table, message), rx_ns)

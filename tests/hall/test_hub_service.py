@@ -295,3 +295,31 @@ def test_an_event_is_acknowledged_to_the_broker_only_once_it_is_on_disk(tmp_path
         assert hall.handle(topic, b"{not json", done=bad.set) is False and bad.is_set()  # acked: never again
     finally:
         store.close()
+
+
+def test_a_state_that_only_says_the_clocks_ran_on_is_told_at_most_every_five_seconds(store):
+    """Pages run the clocks themselves: the hub keeps such a state but tells its listeners of it
+    only every 5 s; any other change, a clock's start or stop, or an adjustment, at once."""
+    now = [10**12]
+    hall = Hall(store, tournament(), tournament_id=TOURNAMENT, clock=lambda: now[0])
+    told = []
+    hall.listen(lambda what, detail: told.append(what) if what == "table" else None)
+    topic = wire.topic(TOURNAMENT, "1", "state")
+
+    def send(seq, white_ms, black_ms, *, after_ms, running=True, flags=("white",)):
+        now[0] += after_ms * 1_000_000
+        hall.handle(topic, wire.format_state(wire.State(
+            table="1", match="m1", seq=seq, game=1, players=("Ann", "Bob"), turn="black",
+            clocks=(wire.ClockReading(white_ms, False), wire.ClockReading(black_ms, running)), flags=flags)))
+        return len(told)
+
+    assert send(1, 300_000, 290_000, after_ms=0) == 1  # the first
+    assert send(2, 300_000, 289_500, after_ms=500) == 1  # Bob's clock ran on (a heartbeat's seq)
+    assert hall.table("1").state.seq == 2  # kept all the same
+    assert send(3, 300_000, 289_000, after_ms=500) == 1
+    assert send(4, 300_000, 259_000, after_ms=500) == 2  # 30 s off where it ran to: an adjustment
+    assert send(5, 300_000, 258_500, after_ms=500, running=False) == 3  # stopped
+    assert send(6, 300_000, 258_500, after_ms=500, running=False, flags=("white", "black")) == 4  # a flag
+    for seq in range(7, 16):  # a stopped clock that stays: quiet until five seconds passed
+        assert send(seq, 300_000, 258_500, after_ms=500, running=False, flags=("white", "black")) == 4
+    assert send(16, 300_000, 258_500, after_ms=500, running=False, flags=("white", "black")) == 5
