@@ -62,11 +62,11 @@ class Publisher(Closeable):
 
     ``build`` turns a journal event into its messages
     (:func:`~pegwatch.device.table.hall.messages.messages_for`); ``tick`` is
-    called on the pump's thread every round (the wiring offers the state
-    there) and returns the seconds until it wants the next one, or None;
-    the pump sleeps until then, ``poll_s`` at most, or until :meth:`wake`.
-    ``on_command(topic, payload)`` gets each message on the table's
-    ``commands`` topic, on paho's thread.
+    called on the publisher's thread every round (the wiring offers the
+    state there) and returns the seconds until it wants the next one, or
+    None; the thread waits until then, ``poll_s`` at most, or until
+    :meth:`wake`. ``on_command(topic, payload)`` gets each message on the
+    table's ``commands`` topic, on the same thread.
     """
 
     def __init__(
