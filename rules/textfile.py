@@ -180,16 +180,6 @@ def _where(source: str, place: _Place) -> str:
     return f"{source}: {path}" if path else source
 
 
-def _plain(value: Any) -> bool:
-    """A scalar with nothing to refuse (the usual case, checked without a place)."""
-    kind = type(value)
-    if kind is int:
-        return bool(-_INT_LIMIT <= value < _INT_LIMIT)
-    if kind is str:
-        return bool(value.isascii())
-    return value is None or kind is bool or kind is float
-
-
 def _check_scalar(value: Any, place: _Place, source: str, error: ErrorType) -> None:
     if isinstance(value, _Refused):
         raise error(f"{_where(source, place)}: {value.why}")
@@ -220,7 +210,7 @@ def _check_tree(data: Any, source: str, error: ErrorType) -> None:
                 _check_string(key, _where(source, place), error)
             if isinstance(item, dict | list):
                 stack.append((item, (place, key), depth + 1))
-            elif not _plain(item):
+            else:
                 _check_scalar(item, (place, key), source, error)
 
 
