@@ -42,9 +42,8 @@
         var left = Number(clock.dataset.remainingMs);
         if (clock.dataset.running === "true" && t0 !== undefined) left -= now - t0;
         setText(clock, fmt(left));
-        var low = left < 10000, out = left <= 0;
-        if (clock.classList.contains("low") !== low) clock.classList.toggle("low", low);
-        if (clock.classList.contains("out") !== out) clock.classList.toggle("out", out);
+        clock.classList.toggle("low", left < 10000);  // a forced toggle changes nothing when it holds
+        clock.classList.toggle("out", left <= 0);
       }
     }
   }
@@ -108,8 +107,7 @@
       setData(clock, "remainingMs", t.clocks ? t.clocks[side].remaining_ms : "");
       setData(clock, "running", t.clocks && t.clocks[side].running ? "true" : "false");
       if (!t.clocks) setText(clock, "–:––");
-      var toMove = t.turn === side;
-      if (clock.parentNode.classList.contains("to-move") !== toMove) clock.parentNode.classList.toggle("to-move", toMove);
+      clock.parentNode.classList.toggle("to-move", t.turn === side);
     });
     setText(byId("game-", t.table), t.game === null ? "–" : t.game);
     setText(byId("row-", t.table), t.row);
