@@ -122,3 +122,25 @@ def test_status_is_online_retained_offline_on_close_and_the_will_when_the_line_d
     [m] = late.received("/status")
     assert m.topic == status_topic and m.retain and not wire.parse_status(m.payload).online
     late.close()
+
+
+def test_a_broker_out_of_reach_is_one_warning_line_and_the_table_plays_on(broker, tmp_path, caplog) -> None:
+    import logging
+    import time
+
+    broker.stop()
+    caplog.set_level(logging.WARNING, logger="pegwatch.device.table.hall")
+    t = HallTable(broker, tmp_path / "j.sqlite")  # retries every second (reconnect_s=(1, 1))
+    try:
+        wait_until(lambda: "cannot reach the hall broker" in caplog.text, what="the warning")
+        t.press(0)
+        time.sleep(2.5)  # more tries, each refused alike
+        lines = [r.getMessage() for r in caplog.records if "cannot reach" in r.getMessage()]
+        assert len(lines) == 1 and lines[0].startswith(f"cannot reach the hall broker {broker.url} (")
+        assert "\n" not in lines[0]
+        assert [e.kind for e in t.events("press")] == ["press"]  # the table went on without the hall
+        broker.start()
+        wait_until(t.link.publisher.subscribed.is_set, what="the table back in the hall")
+        assert t.link.drain(30)
+    finally:
+        t.close()

@@ -25,8 +25,10 @@ logger = logging.getLogger(__name__)
 
 
 class NetLoop:
-    def __init__(self, client: Any, *, reconnect_s: tuple[float, float]) -> None:
+    def __init__(self, client: Any, *, reconnect_s: tuple[float, float], broker: str = "the hall broker") -> None:
         self.client = client
+        self.broker = broker
+        self._failure: str | None = None  # the last connection failure said, said once
         self.reconnect_s = reconnect_s
         self._delay: float | None = None
         self._next_connect = 0.0  # the first connection is tried at once
@@ -46,6 +48,7 @@ class NetLoop:
     def accepted(self) -> None:
         """The broker accepted the connection: the next loss is tried again after the least delay."""
         self._delay = None
+        self._failure = None
 
     def run_once(self, timeout: float) -> None:
         """Wait up to ``timeout`` s for the network or a wake, and handle what came
@@ -89,7 +92,10 @@ class NetLoop:
         try:
             self.client.reconnect()
         except (OSError, ValueError) as exc:  # refused, unreachable, a TLS failure: tried again later
-            logger.debug("hall broker connection failed: %s", exc)
+            if str(exc) != self._failure:  # one line per cause, not one per try
+                logger.warning("cannot reach %s (%s); trying again, the outbox keeps what is unsent",
+                               self.broker, exc)
+            self._failure = str(exc)
             self._lost()
 
     def _lost(self) -> None:

@@ -138,7 +138,7 @@ class Publisher(Closeable):
         props.SessionExpiryInterval = SESSION_EXPIRY_S
         host, port = settings.address
         client.connect_async(host, port, keepalive=keepalive_s, clean_start=False, properties=props)
-        self._net = NetLoop(client, reconnect_s=reconnect_s)
+        self._net = NetLoop(client, reconnect_s=reconnect_s, broker=f"the hall broker {settings.broker}")
         self._thread = threading.Thread(target=self._run, name="hall-publisher", daemon=True)
 
     def start(self) -> Publisher:
