@@ -27,7 +27,7 @@ CLOCK_SLACK_MS: Final = 1_000
 def clocks_ran_on(before: wire.State | None, before_rx_ns: int | None, new: wire.State, rx_ns: int) -> bool:
     """``new`` is ``before`` (heard at ``before_rx_ns``) with its clocks run on to ``rx_ns``,
     each within :data:`CLOCK_SLACK_MS`, and nothing else changed but the journal's seq
-    (a running clock's heartbeat is journaled)."""
+    (a running clock's heartbeat is journaled; any other event moves ``event_seq``)."""
     if before is None or before_rx_ns is None:
         return False
     if replace(new, seq=before.seq, clocks=before.clocks) != before:

@@ -166,6 +166,9 @@ class State:
     phase: str = ""
     #: The arbiter paused the clocks (neither runs).
     paused: bool = False
+    #: The journal's seq of the table's last event other than the clocks' heartbeat
+    #: (a table that does not say it: ``seq``, every change counts as an event).
+    event_seq: int = 0
 
 
 def format_state(s: State) -> bytes:
@@ -178,7 +181,7 @@ def format_state(s: State) -> bytes:
         "rows": [{"row": r.row, "guess": list(r.guess), "marks": {"black": r.black, "white": r.white},
                   "verdict": r.verdict, "uncertain": r.uncertain} for r in s.rows],
         "flags": list(s.flags), "mismarks": list(s.mismarks), "uncertain_rows": list(s.uncertain_rows),
-        "alarms": list(s.alarms), "phase": s.phase, "paused": s.paused,
+        "alarms": list(s.alarms), "phase": s.phase, "paused": s.paused, "event_seq": s.event_seq,
     }, "state")
 
 
@@ -205,14 +208,17 @@ def parse_state(payload: bytes | str, *, where: str = "state") -> State:
         c = clocks.obj(p)
         return ClockReading(c.integer("remaining_ms"), c.flag("running"))
 
+    seq = f.integer("seq", low=0)
+    event_seq = f.integer("event_seq", low=0, optional=True)
     return State(
         table=check_id(f.data.get("table"), f"{where}.table"),
-        match=f.text("match", pattern=MATCH_RE), seq=f.integer("seq", low=0), game=f.integer("game", low=0),
+        match=f.text("match", pattern=MATCH_RE), seq=seq, game=f.integer("game", low=0),
         players=(players.text("white"), players.text("black")), turn=turn,
         clocks=(clock("white"), clock("black")),
         rows=tuple(_row(r, f"{where}.rows[{i}]") for i, r in enumerate(f.array("rows", limit=MAX_ROWS))),
         flags=f.strs("flags"), mismarks=f.ints("mismarks"), uncertain_rows=f.ints("uncertain_rows"),
         alarms=f.strs("alarms"), phase=f.text("phase"), paused=f.data.get("paused") is True,
+        event_seq=seq if event_seq is None else event_seq,
     )
 
 

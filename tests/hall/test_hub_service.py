@@ -306,11 +306,12 @@ def test_a_state_that_only_says_the_clocks_ran_on_is_told_at_most_every_five_sec
     hall.listen(lambda what, detail: told.append(what) if what == "table" else None)
     topic = wire.topic(TOURNAMENT, "1", "state")
 
-    def send(seq, white_ms, black_ms, *, after_ms, running=True, flags=("white",)):
+    def send(seq, white_ms, black_ms, *, after_ms, running=True, flags=("white",), event_seq=1):
         now[0] += after_ms * 1_000_000
         hall.handle(topic, wire.format_state(wire.State(
             table="1", match="m1", seq=seq, game=1, players=("Ann", "Bob"), turn="black",
-            clocks=(wire.ClockReading(white_ms, False), wire.ClockReading(black_ms, running)), flags=flags)))
+            clocks=(wire.ClockReading(white_ms, False), wire.ClockReading(black_ms, running)), flags=flags,
+            event_seq=event_seq)))
         return len(told)
 
     assert send(1, 300_000, 290_000, after_ms=0) == 1  # the first
@@ -323,3 +324,37 @@ def test_a_state_that_only_says_the_clocks_ran_on_is_told_at_most_every_five_sec
     for seq in range(7, 16):  # a stopped clock that stays: quiet until five seconds passed
         assert send(seq, 300_000, 258_500, after_ms=500, running=False, flags=("white", "black")) == 4
     assert send(16, 300_000, 258_500, after_ms=500, running=False, flags=("white", "black")) == 5
+    # An event that shows nothing on the grid (the secret read under a closed shield) moves the
+    # table's event_seq: told at once, so a page that waits for that seq is not kept 5 s.
+    assert send(17, 300_000, 258_500, after_ms=500, running=False, flags=("white", "black"), event_seq=17) == 6
+
+
+def test_a_table_s_state_says_its_last_event_beside_its_last_heartbeat(tmp_path):
+    """``event_seq`` moves with every journaled event but the clocks' heartbeat; a state from a
+    table that does not say it counts every seq as an event's."""
+    from pegwatch.device.table.hall.state import build_state
+    from pegwatch.device.table.program import TableProgram
+
+    now = [10**12]
+    program = TableProgram.open(tmp_path / "j.sqlite", players=("Ann", "Bob"), now_ns=lambda: now[0])
+    try:
+        program.press(0)  # Ann makes the code: Bob's clock runs
+        program.step()
+        pressed = build_state(program, "1")
+        assert pressed.event_seq == pressed.seq
+        now[0] += 1_500_000_000
+        program.step()  # a heartbeat only
+        ticked = build_state(program, "1")
+        assert ticked.seq > pressed.seq and ticked.event_seq == pressed.event_seq
+        program.submit("reading", {"game": 1, "row": 0, "phase": "secret", "shield": "closed", "status": "ok",
+                                   "confidence": 0.9, "code": ["red", "green", "blue", "yellow"]})
+        program.step()
+        secret = build_state(program, "1")
+        assert secret.event_seq == secret.seq > ticked.seq
+        assert "red" not in wire.format_state(secret).decode()
+        assert wire.parse_state(wire.format_state(secret)) == secret
+    finally:
+        program.close()
+    legacy = json.loads(wire.format_state(secret))
+    del legacy["event_seq"]
+    assert wire.parse_state(json.dumps(legacy)).event_seq == secret.seq

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pegwatch.device.table.hall.messages import SKIPPED_KINDS
 from pegwatch.hub.wire import PLAYERS, ClockReading, Row, State
 from pegwatch.rules.flow.state import FlowRow, GameState, Phase, RowState
 from pegwatch.rules.flow.verdicts import BoundedJudged, Mismark
@@ -96,5 +97,5 @@ def build_state(program: TableProgram, table: str, *, raw_now: int | None = None
                          for seat in (0, 1)),
             rows=rows, flags=flags, mismarks=tuple(sorted(mismarked)),
             uncertain_rows=tuple(uncertain), alarms=tuple(alarms), phase=flow.phase.value,
-            paused=flow.paused,
+            paused=flow.paused, event_seq=program.journal.last_seq_except(SKIPPED_KINDS),
         )

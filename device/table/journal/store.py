@@ -102,6 +102,7 @@ class Journal(EvidenceStore, Closeable):
         # The journal has one writer, its table program: once it has appended, the last
         # seq is the one it wrote (read without a query: the hall reads it twice a second).
         self._last_seq: int | None = None
+        self._last_seq_of: dict[str, int] | None = None  # per kind, read once on first ask
         self._closed = False
         if not self.path.exists():
             if not create:
@@ -293,6 +294,8 @@ class Journal(EvidenceStore, Closeable):
             self._session = session
         assert seq is not None
         self._last_seq = seq
+        if self._last_seq_of is not None:
+            self._last_seq_of[kind] = seq
         return JournalEvent(
             seq=seq,
             kind=kind,
@@ -357,6 +360,16 @@ class Journal(EvidenceStore, Closeable):
             if self._last_seq is not None:
                 return self._last_seq
             return int(self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0])
+
+    def last_seq_except(self, kinds: Iterable[str]) -> int:
+        """The sequence number of the last event of a kind not in ``kinds`` (0 if none)."""
+        with self._lock:
+            self._check_open()
+            if self._last_seq_of is None:
+                self._last_seq_of = {str(k): int(s) for k, s in self._db.execute(
+                    "SELECT kind, MAX(seq) FROM events GROUP BY kind")}
+            skipped = frozenset(kinds)
+            return max((s for k, s in self._last_seq_of.items() if k not in skipped), default=0)
 
     @property
     def session(self) -> int | None:
