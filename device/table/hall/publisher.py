@@ -195,7 +195,8 @@ class Publisher(Closeable):
     def offer_state(self, state: State) -> None:
         """The latest state (any thread); only the newest one waiting is sent."""
         self._state_slot = state
-        self._net.wake()
+        if threading.get_ident() != self._thread.ident:  # on its own round it is sent in that round
+            self._net.wake()
 
     def wake(self) -> None:
         """Look at the journal now rather than at the next round (any thread)."""

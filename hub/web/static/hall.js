@@ -29,23 +29,39 @@
     setText(el, values.length ? label + values.join(", ") : "");
   }
 
+  // The clocks that run, each with its reading kept beside its element: the tick (ten times a
+  // second) walks these alone and reads nothing back from the DOM.
+  var runningClocks = new Set();
+
+  function showClock(clock, now) {
+    if (clock.pegwatchLeft === undefined) return;
+    var left = clock.pegwatchLeft, t0 = received[clock.pegwatchTable];
+    if (clock.pegwatchRunning && t0 !== undefined) left -= now - t0;
+    setText(clock, fmt(left));
+    clock.classList.toggle("low", left < 10000);  // a forced toggle changes nothing when it holds
+    clock.classList.toggle("out", left <= 0);
+  }
+
+  function keepClock(clock, table) {
+    var ms = clock.dataset.remainingMs;
+    clock.pegwatchTable = table;
+    clock.pegwatchLeft = ms === "" ? undefined : Number(ms);
+    clock.pegwatchRunning = ms !== "" && clock.dataset.running === "true";
+    if (clock.pegwatchRunning) runningClocks.add(clock); else runningClocks.delete(clock);
+  }
+
   function tick() {
     var now = performance.now();
-    var cards = document.getElementsByClassName("card");
-    for (var i = 0; i < cards.length; i++) {
-      var card = cards[i];
-      var t0 = received[card.dataset.table];
-      var clocks = card.pegwatchClocks || (card.pegwatchClocks = card.querySelectorAll(".clock"));
-      for (var j = 0; j < clocks.length; j++) {
-        var clock = clocks[j];
-        if (clock.dataset.remainingMs === "") continue;
-        var left = Number(clock.dataset.remainingMs);
-        if (clock.dataset.running === "true" && t0 !== undefined) left -= now - t0;
-        setText(clock, fmt(left));
-        clock.classList.toggle("low", left < 10000);  // a forced toggle changes nothing when it holds
-        clock.classList.toggle("out", left <= 0);
-      }
-    }
+    runningClocks.forEach(function (clock) { showClock(clock, now); });
+  }
+
+  function adopt(card) {
+    stamp(card);
+    var now = performance.now();
+    card.querySelectorAll(".clock").forEach(function (clock) {
+      keepClock(clock, card.dataset.table);
+      showClock(clock, now);
+    });
   }
 
   function stamp(card) {
@@ -89,6 +105,8 @@
     if (!card) return;
     setData(card, "status", t.status);
     if (card.className !== "card status-" + t.status) card.className = "card status-" + t.status;
+    var resort = card.dataset.needs !== String(t.needs) || !card.pegwatchSorted;
+    card.pegwatchSorted = true;
     setData(card, "needs", t.needs);
     setData(card, "ageMs", t.age_ms === null ? "" : t.age_ms);
     var flagsNow = t.flags.join(","), flagsChanged = card.dataset.flags !== flagsNow;
@@ -129,8 +147,8 @@
     var pending = byId("pending-", t.table);
     setHidden(pending, !t.pending_commands);
     setText(pending, t.pending_commands ? t.pending_commands + " command(s) not applied yet" : "");
-    stamp(card);
-    sortGrid();
+    adopt(card);
+    if (resort) sortGrid();  // a sort reads every card: only when the order may change
   }
 
   var STATUS_TEXT = { pending: "waiting for the table", sent: "sent" };
@@ -226,7 +244,7 @@
   }
 
   document.addEventListener("DOMContentLoaded", function () {
-    document.querySelectorAll(".card").forEach(stamp);
+    document.querySelectorAll(".card").forEach(adopt);
     var button = document.getElementById("sort-needs");
     if (button) {
       button.addEventListener("click", function () {
