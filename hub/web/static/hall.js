@@ -50,15 +50,30 @@
     if (clock.pegwatchRunning) runningClocks.add(clock); else runningClocks.delete(clock);
   }
 
-  function tick() {
+  // Only the clocks on screen are drawn ten times a second (a hall of hundreds of tables
+  // scrolls); a card that comes into view is drawn at once, and all of them before printing.
+  var watcher = window.IntersectionObserver ? new IntersectionObserver(function (entries) {
     var now = performance.now();
-    runningClocks.forEach(function (clock) { showClock(clock, now); });
+    entries.forEach(function (entry) {
+      entry.target.pegwatchOnScreen = entry.isIntersecting;
+      if (entry.isIntersecting) entry.target.querySelectorAll(".clock").forEach(function (c) { showClock(c, now); });
+    });
+  }) : null;
+
+  function tick(all) {
+    var now = performance.now();
+    runningClocks.forEach(function (clock) {
+      if (all === true || clock.pegwatchCard.pegwatchOnScreen !== false) showClock(clock, now);
+    });
   }
+  window.addEventListener("beforeprint", function () { tick(true); });
 
   function adopt(card) {
     stamp(card);
+    if (watcher && !card.pegwatchWatched) { card.pegwatchWatched = true; watcher.observe(card); }
     var now = performance.now();
     card.querySelectorAll(".clock").forEach(function (clock) {
+      clock.pegwatchCard = card;
       keepClock(clock, card.dataset.table);
       showClock(clock, now);
     });
