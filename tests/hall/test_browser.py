@@ -102,6 +102,16 @@ def test_the_arbiter_sees_the_hall_live_in_a_real_browser(broker, hub, browser, 
         second = clock.text_content() or ""
         assert _clock_ms(second) < _clock_ms(first), (first, second)
         assert page.locator("#player-1-white").text_content() == "Ann"
+        # A card scrolled out of view is not redrawn; back in view, it shows its clock as it is now.
+        page.evaluate("document.body.style.paddingTop = '6000px'; window.scrollTo(0, 0)")
+        page.wait_for_function("() => document.getElementById('table-1').pegwatchOnScreen === false")
+        hidden_at = clock.text_content() or ""
+        page.wait_for_timeout(1500)
+        assert clock.text_content() == hidden_at
+        page.evaluate("document.body.style.paddingTop = ''")
+        page.wait_for_function("([sel, text]) => document.querySelector(sel).textContent !== text",
+                               arg=["#clock-1-black", hidden_at])
+        assert _clock_ms(clock.text_content() or "") < _clock_ms(hidden_at)
 
         # -- no page shows game 1's secret while it runs.
         wait_until(lambda: page.request.get(base + "/api/tables/1").json()["row"] == 2, what="row 2 at the hub", timeout=60)
