@@ -22,12 +22,14 @@ import base64
 import contextlib
 import functools
 import logging
+import math
 import secrets
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.sessions import SessionMiddleware
 from starlette.requests import Request
@@ -47,6 +49,7 @@ from pegwatch.hub.service import Hall
 from pegwatch.hub.web import auth, views
 from pegwatch.hub.web.actions import TOURNAMENT_ACTIONS, send_command, tournament_action
 from pegwatch.hub.web.stream import Broadcaster
+from pegwatch.hub.web.throttle import LoginThrottle
 from pegwatch.rules.errors import BadInput
 
 __all__ = ["create_app"]
@@ -139,11 +142,12 @@ def _safe_next(target: str | None) -> str:
 
 
 def create_app(hall: Hall, accounts: Sequence[Account], *, https_only: bool = False,
-               broadcaster: Broadcaster | None = None) -> Starlette:
+               broadcaster: Broadcaster | None = None, login_throttle: LoginThrottle | None = None) -> Starlette:
     """The page and the API of ``hall``; ``accounts`` may log in as arbiters."""
     env = _environment()
     live = broadcaster or Broadcaster(hall)
     accounts = tuple(accounts)
+    throttle = login_throttle or LoginThrottle()
 
     def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         context.update(
@@ -269,9 +273,22 @@ def create_app(hall: Hall, accounts: Sequence[Account], *, https_only: bool = Fa
         target = _safe_next(form.get("next"))
         if not auth.check_csrf(request, form):
             return refuse(request, 403, "the form's CSRF token is missing or wrong; reload the page")
-        who = auth.authenticate(accounts, form.get("login", ""), form.get("password", ""))
+        keys = (f"ip:{request.client.host if request.client else 'unknown'}",)
+        wait = throttle.wait_s(keys)
+        if wait > 0:
+            seconds = math.ceil(wait)
+            locked = page(request, "login.html", 429, next=target, failed=False, locked_s=seconds)
+            locked.headers["Retry-After"] = str(seconds)
+            return locked
+        # scrypt takes tens of milliseconds: off the event loop, which feeds every page's live stream.
+        who = await run_in_threadpool(auth.authenticate, accounts, form.get("login", ""), form.get("password", ""))
         if who is None:
+            throttle.failed(keys)
+            if throttle.wait_s(keys) > 0:
+                logger.warning("login: %d wrong passwords from %s; it waits %.0f s before the next try",
+                               throttle.max_failures, keys[0][3:], throttle.wait_s(keys))
             return page(request, "login.html", 401, next=target, failed=True)
+        throttle.succeeded(keys)
         request.session.clear()
         request.session["login"] = who
         request.session["csrf"] = secrets.token_urlsafe(24)  # a new token with the new session

@@ -16,6 +16,7 @@ from pegwatch.hub.store import SqliteHallStore
 from pegwatch.hub.web import create_app
 from pegwatch.hub.web.auth import hash_password, verify_password
 from pegwatch.hub.web.stream import Broadcaster
+from pegwatch.hub.web.throttle import LOCK_S, MAX_FAILURES, WINDOW_S, LoginThrottle
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -91,6 +92,48 @@ def test_the_arbiter_pages_need_a_login_and_a_wrong_password_is_refused(client):
     log_in(client)
     r = client.get("/")
     assert r.status_code == 200 and 'id="logged-in" data-login="arb"' in r.text
+
+
+def test_wrong_passwords_from_one_device_lock_it_out_for_a_while_never_the_arbiter(hall):
+    """Five wrong passwords from one address within 5 minutes: it waits 30 s (Retry-After), even with
+    the right password, whose check is not even made; a sixth wrong try after that waits 60 s. A
+    right password clears the address. Another device, the arbiter's, logs in meanwhile."""
+    now = [1000.0]
+    throttle = LoginThrottle(clock=lambda: now[0])
+    app = create_app(hall, [Account("arb", HASH)], login_throttle=throttle)
+    with TestClient(app, client=("10.0.0.66", 5000)) as player, TestClient(app, client=("10.0.0.2", 5000)) as arbiter:
+        token = csrf_of(player.get("/login").text)
+
+        def attempt(password):
+            return player.post("/login", data={"csrf": token, "login": "arb", "password": password},
+                               follow_redirects=False)
+
+        for _ in range(MAX_FAILURES):
+            assert attempt("guess").status_code == 401
+        locked = attempt(PASSWORD)
+        assert locked.status_code == 429 and locked.headers["retry-after"] == str(int(LOCK_S))
+        assert 'id="login-locked"' in locked.text and "try again in 30 s" in locked.text
+        assert player.get("/", follow_redirects=False).status_code == 303  # still not logged in
+        log_in(arbiter)  # the arbiter's own device is not locked out
+        now[0] += LOCK_S + 1
+        assert attempt("guess again").status_code == 401
+        assert attempt(PASSWORD).headers["retry-after"] == str(int(2 * LOCK_S))  # the lock doubled
+        now[0] += 2 * LOCK_S + 1
+        assert attempt(PASSWORD).status_code == 303  # in, and the address starts afresh
+        assert throttle.wait_s(["ip:10.0.0.66"]) == 0.0
+
+
+def test_the_login_brake_forgets_old_tries_and_bounds_its_memory():
+    now = [0.0]
+    throttle = LoginThrottle(clock=lambda: now[0], max_keys=3)
+    for _ in range(MAX_FAILURES - 1):
+        throttle.failed(["ip:a"])
+    now[0] += WINDOW_S  # the four wrong tries are out of the window: a fifth locks nothing
+    throttle.failed(["ip:a"])
+    assert throttle.wait_s(["ip:a"]) == 0.0
+    for name in "bcde":
+        throttle.failed([f"ip:{name}"])
+    assert len(throttle._records) == 3 and "ip:a" not in throttle._records  # the oldest forgotten first
 
 
 def test_a_login_never_sends_the_arbiter_elsewhere(client):
