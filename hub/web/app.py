@@ -86,10 +86,23 @@ def _clock_now(table: dict[str, Any], side: str) -> int:
 def _environment() -> Environment:
     env = Environment(loader=PackageLoader("pegwatch.hub.web", "templates"),
                       autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
+    _helpers(env)
+    return env
+
+
+def _helpers(env: Environment) -> None:
+    """What the page's templates call, in either environment."""
     env.globals["fmt_clock"] = _fmt_clock
     env.globals["clock_now"] = _clock_now
     env.filters["csv"] = lambda values: ",".join(str(v) for v in values)
-    return env
+    env.filters["num"] = _num
+
+
+def _num(value: object) -> str:
+    """A figure as the page's script writes it (1.0 as "1"): a live refresh never changes its look."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 @functools.cache
@@ -98,9 +111,7 @@ def detail_env() -> Environment:
     from pegwatch.hub.render import environment
 
     env = environment(PackageLoader("pegwatch.hub.web", "templates"))
-    env.globals["fmt_clock"] = _fmt_clock
-    env.globals["clock_now"] = _clock_now
-    env.filters["csv"] = lambda values: ",".join(str(v) for v in values)
+    _helpers(env)
     return env
 
 

@@ -211,6 +211,9 @@ def test_the_arbiter_enters_a_result_and_pairs_the_next_round(client, hall):
                                               "attempts_0": "5", "attempts_1": "5"})
     standings = client.get("/api/standings").json()
     assert [(row["player"], row["score"]) for row in standings["rows"]][:1] == [("ada", 1.0)]
+    # The page writes a figure as its script does when the standings refresh live: 1, not 1.0.
+    ada = re.search(r'<tr data-player="ada"[^>]*>(.*?)</tr>', client.get("/standings").text).group(1)
+    assert re.findall(r"<td>([^<]*)</td>", ada)[2] == "1"
     # Four players play all-play-all: no late entry once the draw is made (the core's own line).
     r = client.post("/actions/entry", data={"csrf": token, "player": "eve", "name": "Eve"})
     assert r.status_code == 400 and "no late entry" in r.text
