@@ -192,6 +192,11 @@ def test_a_real_table_s_game_on_the_hub_s_pages_shows_no_secret_until_it_is_over
             detail = client.get("/tables/1").text
             assert 'id="table-detail"' in detail and 'data-kind="adjust_clock"' in detail
             assert 'data-masked="yes"' in detail and "data-secret" not in detail
+            # Each row's clocks reach the hub with its events: the same as the table's own report.
+            from pegwatch.device.table.report import report_html
+            marks = re.compile(r'class="clocks-at-marks">[^<]*<span class="clock" (data-clock-0="\d+" data-clock-1="\d+")')
+            assert len(marks.findall(detail)) == 2
+            assert marks.findall(detail) == marks.findall(report_html(table.path, mask_secret=True))
             # Bob solves it on row 3 and the shield opens: the game's result, and only it, carries the secret.
             table.row(3, *GAME_1[2])
             table.secret("open")

@@ -73,8 +73,12 @@ def redact(value: Any) -> Any:
     return value
 
 
-def _event(table: str, match: str, seq: int, kind: str, at_ns: int, payload: Mapping[str, Any]) -> bytes:
-    event = Event(table, match, seq, kind, at_ns // 1_000_000, redact(payload))
+def _event(table: str, match: str, seq: int, kind: str, at_ns: int, payload: Mapping[str, Any],
+           clock_ms: list[int] | None) -> bytes:
+    data = redact(payload)
+    if clock_ms is not None:  # each seat's time left just after the event: the hub's rows show them
+        data["clock_ms"] = clock_ms
+    event = Event(table, match, seq, kind, at_ns // 1_000_000, data)
     try:
         return format_event(event)
     except BadMessage as exc:
@@ -105,9 +109,11 @@ def _result(table: str, match: str, seq: int, payload: Mapping[str, Any], view: 
 
 
 def messages_for(
-    seq: int, kind: str, at_ns: int, payload: Mapping[str, Any], *, table: str, match: str, view: MatchView
+    seq: int, kind: str, at_ns: int, payload: Mapping[str, Any], *, table: str, match: str, view: MatchView,
+    clock_ms: list[int] | None = None,
 ) -> list[tuple[Channel, bytes]]:
-    """The messages one journal event gives, in the order they are published."""
+    """The messages one journal event gives, in the order they are published (``clock_ms``: each
+    seat's time left just after it, when known)."""
     if kind in SKIPPED_KINDS:
         return []
     if kind == HALL_ACK:
@@ -118,7 +124,7 @@ def messages_for(
             None if reason is None else str(reason)[:1000],
             command_seq if isinstance(command_seq, int) and command_seq > 0 else None,
         )))]
-    out = [(Channel.EVENTS, _event(table, match, seq, kind, at_ns, payload))]
+    out = [(Channel.EVENTS, _event(table, match, seq, kind, at_ns, payload, clock_ms))]
     if kind == "verdict":
         result = _result(table, match, seq, payload, view)
         if result is not None:

@@ -25,12 +25,13 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from pegwatch.device.lifetime import Closeable
+from pegwatch.device.table.journal import JournalEvent
 from pegwatch.hub.wire import Channel
 
 __all__ = ["Outbox", "OutboxItem"]
@@ -57,7 +58,8 @@ KEEP_SENT: Final = 500
 #: Under a journal size cap, the share of it past which the outbox takes no more.
 OUTBOX_SHARE: Final = 0.9
 
-Build = Callable[[int, str, int, Mapping[str, Any]], list[tuple[Channel, bytes]]]
+#: A journal event's messages, in the order they are published.
+Build = Callable[[JournalEvent], list[tuple[Channel, bytes]]]
 
 
 @dataclass(frozen=True)
@@ -125,17 +127,19 @@ class Outbox(Closeable):
             self._version = version
             cursor = self.cursor
             rows = self._db.execute(
-                "SELECT seq, kind, at_ns, payload FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
-                (cursor, limit),
+                "SELECT seq, kind, at_ns, boot_id, session, wall_ns, payload FROM events WHERE seq > ? "
+                "ORDER BY seq LIMIT ?", (cursor, limit),
             ).fetchall()
             self._more = len(rows) >= limit
             if not rows:
                 self._read_up_to = cursor
                 return 0
             queued: list[tuple[int, str, bytes]] = []
-            for seq, kind, at_ns, text in rows:
+            for seq, kind, at_ns, boot_id, session, wall_ns, text in rows:
                 try:
-                    for channel, payload in build(seq, kind, at_ns, json.loads(text)):
+                    event = JournalEvent(seq=seq, kind=kind, at_ns=at_ns, boot_id=boot_id, payload=json.loads(text),
+                                         session=session, wall_ns=wall_ns)
+                    for channel, payload in build(event):
                         queued.append((seq, channel.value, payload))
                 except Exception as exc:  # a bad event is logged, never stops the outbox
                     logger.error("journal event %d (%s) not published: %s", seq, kind, exc)

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pegwatch.device.lifetime import Closeable
 from pegwatch.device.table.hall.commands import CommandDesk
+from pegwatch.device.table.hall.event_clocks import EventClocks
 from pegwatch.device.table.hall.messages import messages_for
 from pegwatch.device.table.hall.outbox import Outbox
 from pegwatch.device.table.hall.publisher import Publisher
@@ -29,6 +29,7 @@ from pegwatch.device.table.hall.state import build_state, match_id
 from pegwatch.hub.wire import Channel
 
 if TYPE_CHECKING:
+    from pegwatch.device.table.journal import JournalEvent
     from pegwatch.device.table.program import TableProgram
 
 __all__ = ["TableLink", "start_hall"]
@@ -79,7 +80,8 @@ class TableLink(Closeable):
         journal = program.journal
         self.outbox = Outbox(journal.path, max_bytes=journal.max_bytes, journal_seq=lambda: journal.last_seq)
         self.match = match = match_id(program)
-        build = partial(_build, table=settings.table, match=match, view=_ProgramView(program))
+        build = partial(_build, table=settings.table, match=match, view=_ProgramView(program),
+                        clocks=EventClocks(journal))
         publisher.setdefault("poll_s", IDLE_ROUND_S)
         self.publisher = Publisher(settings, self.outbox, build, match=match,
                                    on_command=self._command, tick=self._tick, **publisher)
@@ -130,9 +132,11 @@ class TableLink(Closeable):
             self.outbox.close()
 
 
-def _build(seq: int, kind: str, at_ns: int, payload: Mapping[str, Any], *, table: str, match: str,
-           view: _ProgramView) -> list[tuple[Channel, bytes]]:
-    return messages_for(seq, kind, at_ns, payload, table=table, match=match, view=view)
+def _build(event: JournalEvent, *, table: str, match: str, view: _ProgramView,
+           clocks: EventClocks) -> list[tuple[Channel, bytes]]:
+    clock_ms = clocks.at(event)  # every event, the heartbeat too: the replay goes in seq order
+    return messages_for(event.seq, event.kind, event.at_ns, event.payload, table=table, match=match, view=view,
+                        clock_ms=clock_ms)
 
 
 def start_hall(cfg: Any, program: TableProgram) -> TableLink | None:
