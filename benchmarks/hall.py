@@ -30,7 +30,8 @@ must be stored exactly once.
 
 Run: ``.venv/bin/python benchmarks/hall.py [--tables 500] [--duration 240]
 [--no-faults] [--broker-down 60] [--drop-s 30] [--no-hub-kill] [--workers W]``;
-``--find-max`` finds the largest table count with p95 <= 1 s (no faults).
+``--find-max`` finds the largest table count with p95 <= 1 s (no faults; each step starts once the
+machine is idle again).
 The last line is ONE JSON object of named numbers.
 """
 
@@ -427,11 +428,35 @@ def run(args: argparse.Namespace, tables: int, *, faults: bool) -> dict[str, Any
             shutil.rmtree(workdir, ignore_errors=True)
 
 
+def _cpu_idle(seconds: float) -> float:
+    """The share of the machine's CPU time that was idle over the next ``seconds``."""
+    def sample() -> tuple[int, int]:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+        return fields[3] + fields[4], sum(fields)  # idle + iowait, all
+    idle0, total0 = sample()
+    time.sleep(seconds)
+    idle1, total1 = sample()
+    return (idle1 - idle0) / max(1, total1 - total0)
+
+
+def wait_calm(*, idle: float = 0.9, timeout_s: float = 180.0) -> float:
+    """Wait until the machine is idle again (what the last step left, its tables' processes and
+    the browser, has wound down), up to ``timeout_s``; returns the last idle share seen."""
+    deadline = time.monotonic() + timeout_s
+    share = _cpu_idle(2.0) if os.path.exists("/proc/stat") else 1.0
+    while share < idle and time.monotonic() < deadline:
+        share = _cpu_idle(2.0)
+    return share
+
+
 def find_max(args: argparse.Namespace) -> dict[str, Any]:
-    """Double the table count while p95 <= 1 s, then halve the gap a few times."""
+    """Double the table count while p95 <= 1 s, then halve the gap a few times; each step starts
+    on a calm machine, not in what the last one left."""
     ok, bad, n = 0, 0, args.tables
     steps = []
     while True:
+        log(f"find-max: {n} tables next; the machine was {100 * wait_calm():.0f}% idle at the start")
         r = run(args, n, faults=False)
         good = r["p95_ms"] is not None and r["p95_ms"] <= 1000 and r["lost"] == 0
         steps.append({"tables": n, "p95_ms": r["p95_ms"], "ok": good})
