@@ -34,3 +34,19 @@ def test_the_clocks_at_each_event_are_the_report_s_from_the_start_after_a_restar
         assert restarted.at(events[3]) == expected[3]
     finally:
         program.close()
+
+
+def test_clocks_that_cannot_be_told_leave_the_events_going_out_without_them(tmp_path, caplog):
+    """A journal the replay cannot read (here: closed under it) costs the clocks, in one warning line,
+    never the event: ``at`` answers None and the outbox still publishes the event."""
+    now = [10**12]
+    program = TableProgram.open(tmp_path / "j.sqlite", players=("Ann", "Bob"), now_ns=lambda: now[0])
+    program.press(0)
+    program.step()
+    events = list(program.journal.events())
+    clocks = EventClocks(program.journal)
+    program.close()
+    with caplog.at_level("WARNING", logger="pegwatch.device.table.hall.event_clocks"):
+        assert clocks.at(events[-1]) is None  # it would replay the journal up to there first
+        assert clocks.at(events[-1]) is None
+    assert len([r for r in caplog.records if "clocks at it are not known" in r.getMessage()]) == 1

@@ -6,8 +6,9 @@ running table: :class:`EventClocks` replays the journal through
 :class:`~pegwatch.device.table.clock_replay.ClockReplay`, the report's own
 replay, one event at a time as the outbox reads them. After a restart, or
 when the outbox reads again from an earlier seq, it first replays the
-journal up to there. An event the replay cannot take leaves the clocks
-unknown from then on (one warning line); the events still go out.
+journal up to there. An event the replay cannot take (or a journal it
+cannot read) leaves the clocks unknown from then on, with one warning line;
+the events themselves still go out.
 """
 
 from __future__ import annotations
@@ -16,8 +17,6 @@ import logging
 
 from pegwatch.device.table.clock_replay import ClockReplay
 from pegwatch.device.table.journal import Journal, JournalEvent
-from pegwatch.rules.errors import BadInput
-from pegwatch.rules.flow import FlowError
 
 __all__ = ["EventClocks"]
 
@@ -47,7 +46,7 @@ class EventClocks:
                     self._replay.add(earlier)
                     self._seen = earlier.seq
             clock_ms = self._replay.add(event)[1]
-        except (FlowError, BadInput) as exc:
+        except Exception as exc:  # never an event lost for its clocks: it goes out without them
             logger.warning("journal event %d: the clocks at it are not known (%s); the hall's events go "
                            "out without them", event.seq, exc)
             self._failed = True
