@@ -284,7 +284,8 @@ def create_app(hall: Hall, accounts: Sequence[Account], *, https_only: bool = Fa
         target = _safe_next(form.get("next"))
         if not auth.check_csrf(request, form):
             return refuse(request, 403, "the form's CSRF token is missing or wrong; reload the page")
-        keys = (f"ip:{request.client.host if request.client else 'unknown'}",)
+        address = request.client.host if request.client else "unknown"
+        keys = (f"ip:{address}",)
         wait = throttle.wait_s(keys)
         if wait > 0:
             seconds = math.ceil(wait)
@@ -295,9 +296,10 @@ def create_app(hall: Hall, accounts: Sequence[Account], *, https_only: bool = Fa
         who = await run_in_threadpool(auth.authenticate, accounts, form.get("login", ""), form.get("password", ""))
         if who is None:
             throttle.failed(keys)
-            if throttle.wait_s(keys) > 0:
+            wait = throttle.wait_s(keys)
+            if wait > 0:
                 logger.warning("login: %d wrong passwords from %s; it waits %.0f s before the next try",
-                               throttle.max_failures, keys[0][3:], throttle.wait_s(keys))
+                               throttle.max_failures, address, wait)
             return page(request, "login.html", 401, next=target, failed=True)
         throttle.succeeded(keys)
         request.session.clear()
