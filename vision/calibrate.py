@@ -59,6 +59,7 @@ from pegwatch.vision.calibration import (
     learned_classes,
 )
 from pegwatch.vision.colour import ColourModel, linear_bgr_to_lab
+from pegwatch.vision.localise.warp import ImageWarp
 from pegwatch.vision.palette import light_gain, nominal_linear_bgr
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import EMPTY, UNKNOWN, BoardReading
@@ -167,6 +168,7 @@ def calibrate(
                 reasons.append("the board is found by best effort (no markers seen, no --corners given)")
 
     homographies: list[NDArray[np.float64]] = []
+    warps: list[ImageWarp | None] = []
     for img, label in zip(images, labels, strict=True):
         loc = loc_obj.locate(img)
         if not loc.ok and method == "corners" and allow_low_trust and corners_px is not None:
@@ -181,9 +183,10 @@ def calibrate(
         if not loc.ok:
             raise CalibrationError(f"{label}: board not found ({loc.problem or 'localisation failed'})")
         homographies.append(np.asarray(loc.image_to_board, dtype=np.float64))
+        warps.append(loc.warp)
     h, w = images[0].shape[:2] if images else (0, 0)
     code_model, key_model, plastic = _models(
-        images, homographies, parsed, profile, ppm, labels, base, extra_code or {}, extra_keys or {}
+        images, homographies, parsed, profile, ppm, labels, base, extra_code or {}, extra_keys or {}, warps=warps
     )
     not_code = tuple(c for c in profile.palette if c not in learned_classes(code_model))
     key_classes = (profile.right_place_key, profile.right_colour_key, EMPTY)
@@ -231,12 +234,14 @@ def _models(
     base: Calibration | None,
     extra_code: Mapping[str, NDArray[np.float64]],
     extra_keys: Mapping[str, NDArray[np.float64]],
+    *,
+    warps: Sequence[ImageWarp | None] | None = None,
 ) -> tuple[ColourModel, ColourModel, tuple[float, float, float]]:
     """The colour models (learned classes, then guards) and the plastic reference."""
     if images:
         plastic, code_samples, key_rows = collect_samples(
             images, homographies, truths, profile, ppm, names=labels,
-            plastic=None if base is None else base.plastic_linear,
+            plastic=None if base is None else base.plastic_linear, warps=warps,
         )
     else:
         assert base is not None
@@ -326,22 +331,25 @@ def collect_samples(
     *,
     names: Sequence[str] | None = None,
     plastic: Sequence[float] | None = None,
+    warps: Sequence[ImageWarp | None] | None = None,
 ) -> tuple[tuple[float, float, float], dict[str, list[NDArray[np.float64]]], list[tuple[NDArray[np.float64], int, int]]]:
     """The plastic reference and the normalised samples: code features by colour, key rows with their counts.
 
     ``plastic``: a reference already calibrated (else measured here).
+    ``warps``: each frame's lens bend, when its homography maps ideal pixels.
     Covered rows, ``"unknown"`` holes and rows whose key counts are unknown
     teach nothing.
     """
     labels = list(names) if names is not None else [f"image {i + 1}" for i in range(len(frames))]
     sampler = BoardSampler(profile, px_per_mm)
-    pairs = list(zip(frames, image_to_board, strict=True))
+    bends = list(warps) if warps is not None else [None] * len(frames)
+    triples = list(zip(frames, image_to_board, bends, strict=True))
     if plastic is None:
-        first = [sampler.features_from_frame(f, h, None) for f, h in pairs]
+        first = [sampler.features_from_frame(f, h, None, warp=b) for f, h, b in triples]
         ref = np.exp(np.mean([np.log(f.plastic_linear) for f in first], axis=0))
     else:
         ref = np.asarray(plastic, dtype=np.float64)
-    feats = [sampler.features_from_frame(f, h, ref) for f, h in pairs]
+    feats = [sampler.features_from_frame(f, h, ref, warp=b) for f, h, b in triples]
     code_samples: dict[str, list[NDArray[np.float64]]] = {}
     key_rows: list[tuple[NDArray[np.float64], int, int]] = []
     for f, truth, label in zip(feats, truths, labels, strict=True):

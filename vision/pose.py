@@ -224,6 +224,8 @@ def board_on_plane(
     plane_px: NDArray[np.float64],
     plane_mm: NDArray[np.float64],
     lens: Lens,
+    *,
+    board_in_ideal: bool = False,
 ) -> NDArray[np.float64]:
     """Where the board lies on the plane a pose was fitted to: board mm -> plane mm.
 
@@ -232,6 +234,7 @@ def board_on_plane(
     itself (its holes). Both are compared in the lens's undistorted pixels,
     where a plane maps to a plane exactly, so a board slid on its tray is
     placed right and the lens's distortion is not mistaken for a slide.
+    ``board_in_ideal``: ``image_to_board`` already maps undistorted pixels.
     """
     ideal = lens.undistort_points(np.asarray(plane_px, dtype=np.float64))
     found, _ = cv2.findHomography(ideal, np.asarray(plane_mm, dtype=np.float64), 0)
@@ -239,7 +242,10 @@ def board_on_plane(
         raise PoseError("the plane's points give no homography")
     b2i = np.linalg.inv(np.asarray(image_to_board, dtype=np.float64))
     pts = np.asarray(samples_mm, dtype=np.float64).reshape(-1, 2)
-    on_plane = _apply(np.asarray(found, dtype=np.float64), lens.undistort_points(_apply(b2i, pts)))
+    board_px = _apply(b2i, pts)
+    if not board_in_ideal:
+        board_px = lens.undistort_points(board_px)
+    on_plane = _apply(np.asarray(found, dtype=np.float64), board_px)
     out, _ = cv2.findHomography(pts, on_plane, 0)
     if out is None:
         raise PoseError("the board's points give no homography")

@@ -44,6 +44,7 @@ from pegwatch.vision.colour import Classification, ColourModel
 from pegwatch.vision.cover import Cover
 from pegwatch.vision.localise import Localisation, Localiser
 from pegwatch.vision.localise.base import board_scale_px_per_mm
+from pegwatch.vision.localise.outline import OUTLINE_TOLERANCE_MM
 from pegwatch.vision.peg_light import PegLight, diffuse_classes, fit_gain, peg_distances
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import (
@@ -150,7 +151,7 @@ class BoardReader:
         # a model fitted at the holes' places must be read at the same places.
         f = self.sampler.features_from_frame(
             frame, loc.image_to_board, self.calibration.plastic_linear,
-            localisation=loc if self._heads else None, covers=False,
+            localisation=loc if self._heads else None, covers=False, warp=loc.warp,
         )
         return self._classify(f, stamp, loc)
 
@@ -446,6 +447,11 @@ class BoardReader:
         found_by = loc.method
         if found_by == "best-effort":
             reasons.append("the board was found by best effort (no markers, no picked corners)")
+        if loc.outline_mm is not None and loc.outline_mm > OUTLINE_TOLERANCE_MM:
+            reasons.append(
+                f"the board's edge lies {loc.outline_mm:.1f} mm from where the markers put it "
+                "(a marker misread, or the board moved on its tray)"
+            )
         ppm = loc.px_per_mm
         if ppm is None and loc.image_to_board is not None:
             w, h = self.profile.size_mm

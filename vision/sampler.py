@@ -23,6 +23,7 @@ from pegwatch.vision.cells import build_layout, fit_light, light_design, min_pit
 from pegwatch.vision.colour import linear_bgr_to_lab, srgb_to_linear
 from pegwatch.vision.cover import PLASTIC_BRIGHTNESS_RANGE, CoverGraph, cell_flags
 from pegwatch.vision.localise.base import Localisation
+from pegwatch.vision.localise.warp import ImageWarp, to_image, warp_key
 from pegwatch.vision.profile import BoardProfile
 
 FloatArray = NDArray[np.float64]
@@ -231,14 +232,16 @@ class BoardSampler:
         self._frame_cache: tuple[bytes, tuple[int, int], IntArray] | None = None
         self._head_cache: tuple[bytes, int, tuple[int, int], IntArray] | None = None
 
-    def frame_indices(self, image_to_board: NDArray[np.float64], shape: tuple[int, ...]) -> IntArray:
+    def frame_indices(
+        self, image_to_board: NDArray[np.float64], shape: tuple[int, ...], warp: ImageWarp | None = None
+    ) -> IntArray:
         """Flat pixel indices of every sample point in a frame of ``shape``.
 
         Cached for the last homography: the camera is fixed, so the
         localiser keeps returning the same one.
         """
         h_img, w_img = int(shape[0]), int(shape[1])
-        key = np.asarray(image_to_board, dtype=np.float64).tobytes()
+        key = np.asarray(image_to_board, dtype=np.float64).tobytes() + warp_key(warp)
         cache = self._frame_cache
         if cache is not None and cache[0] == key and cache[1] == (h_img, w_img):
             return cache[2]
@@ -246,8 +249,9 @@ class BoardSampler:
         pts = self.sample_points_mm
         q = pts @ b2i[:2, :2].T + b2i[:2, 2]
         wgt = pts @ b2i[2, :2] + b2i[2, 2]
-        x = np.clip(np.rint(q[:, 0] / wgt), 0, w_img - 1).astype(np.intp)
-        y = np.clip(np.rint(q[:, 1] / wgt), 0, h_img - 1).astype(np.intp)
+        q = to_image(warp, q / wgt[:, None])
+        x = np.clip(np.rint(q[:, 0]), 0, w_img - 1).astype(np.intp)
+        y = np.clip(np.rint(q[:, 1]), 0, h_img - 1).astype(np.intp)
         idx: IntArray = y * w_img + x
         self._frame_cache = (key, (h_img, w_img), idx)
         return idx
@@ -270,6 +274,7 @@ class BoardSampler:
         *,
         localisation: Localisation | None = None,
         covers: bool = True,
+        warp: ImageWarp | None = None,
     ) -> Features:
         """Measure a camera frame directly: no warp, only the sampled pixels.
 
@@ -281,8 +286,10 @@ class BoardSampler:
         plane's homography places the hole, not the head above it.
         ``covers=False`` leaves :attr:`Features.row_covered` None (the
         reader finds the covers itself, with its reading of the holes).
+        ``warp``: the lens's bend, when ``image_to_board`` maps ideal pixels
+        (:attr:`Localisation.warp`).
         """
-        idx = self.frame_indices(image_to_board, frame.shape)
+        idx = self.frame_indices(image_to_board, frame.shape, warp)
         flat = frame.reshape(-1, 3)
         head_idx = self.head_indices(localisation, image_to_board, frame.shape)
         return self._measure(flat[idx], plastic_ref, None if head_idx is None else flat[head_idx], covers=covers)
@@ -296,7 +303,7 @@ class BoardSampler:
         if loc is None or loc.pose is None or (code_h <= 0 and key_h <= 0):
             return None
         h_img, w_img = int(shape[0]), int(shape[1])
-        key = np.asarray(image_to_board, dtype=np.float64).tobytes()
+        key = np.asarray(image_to_board, dtype=np.float64).tobytes() + warp_key(loc.warp)
         cache = self._head_cache
         if cache is not None and cache[0] == key and cache[1] == id(loc.pose) and cache[2] == (h_img, w_img):
             return cache[3]
@@ -316,13 +323,13 @@ class BoardSampler:
         return idx
 
     def sample_groups(
-        self, frame: NDArray[np.uint8], image_to_board: NDArray[np.float64]
+        self, frame: NDArray[np.uint8], image_to_board: NDArray[np.float64], warp: ImageWarp | None = None
     ) -> tuple[NDArray[np.uint8], ...]:
         """The raw samples: code discs, code rings, key discs, key rings, plastic cells, key windows.
 
         Each is (n, K, 3) BGR; code holes row by row then the secret.
         """
-        idx = self.frame_indices(image_to_board, frame.shape)
+        idx = self.frame_indices(image_to_board, frame.shape, warp)
         return self._split(frame.reshape(-1, 3)[idx])
 
     @staticmethod

@@ -201,7 +201,7 @@ def read_card(frame: NDArray[np.uint8], profile: BoardProfile, calibration: Cali
             f"{name}: the board is not found ({loc.problem or 'no board'}); photograph the card beside the board: "
             "its plastic is the light reference"
         )
-    seen = BoardSampler(profile, calibration.px_per_mm).features_from_frame(frame, loc.image_to_board, None)
+    seen = BoardSampler(profile, calibration.px_per_mm).features_from_frame(frame, loc.image_to_board, None, warp=loc.warp)
     gain = np.asarray(calibration.plastic_linear) / np.maximum(seen.plastic_linear, 1e-6)
     plastic_y = float(np.asarray(calibration.plastic_linear) @ (0.0722, 0.7152, 0.2126))
     ppm = _px_per_mm(card_to_img, card)

@@ -277,7 +277,8 @@ def pbr_set(
 
     Each table has cases 0..n-1 (the boards split evenly over the tables),
     or the case numbers ``cases``, or with ``cached_only`` the cases its
-    ``cache`` folder holds (nothing is rendered but a missing calibration).
+    ``cache`` folder holds, of ``cases`` if given (nothing is rendered but a
+    missing calibration).
     """
     for pi, name in enumerate(profiles):
         p = load_profile(name)
@@ -288,6 +289,8 @@ def pbr_set(
                     raise ValueError("cached_only needs a cache folder")
                 folder = table_folder(cache, p, peg_set, seed)
                 numbers = sorted(int(f.stem.split("-")[1]) for f in folder.glob("case-*.json"))
+                if cases is not None:
+                    numbers = [i for i in numbers if i in set(cases)]
             else:
                 numbers = list(cases) if cases is not None else list(range(n))
             if not numbers:

@@ -15,6 +15,8 @@ Definitions (``docs/testbed.md`` has them with the benchmark's keys):
   false accusations.
 * Only marked rows are judged (the last played row counts when it has key
   pegs); a row whose read keys are empty on the last row is not marked yet.
+* A low-trust reading is never judged: the table shows it and never
+  accuses from it (``rules.flow``), so its rows count as unjudged.
 """
 
 from __future__ import annotations
@@ -36,7 +38,15 @@ from pegwatch.simulation.pbr.testbed import (
 )
 from pegwatch.vision.calibrate import truth_from_record
 from pegwatch.vision.profile import BoardProfile
-from pegwatch.vision.reading import EMPTY, OCCLUDED, ROW_OCCLUDED, UNKNOWN, BoardReading, RowReading
+from pegwatch.vision.reading import (
+    EMPTY,
+    OCCLUDED,
+    ROW_OCCLUDED,
+    TRUST_FULL,
+    UNKNOWN,
+    BoardReading,
+    RowReading,
+)
 
 MISMARK = "mismark"
 CLEAR = "clear"
@@ -169,6 +179,9 @@ class PbrTally:
         played = [r.row for r in truth.rows if any(h.colour != EMPTY for h in r.holes)]
         last = max(played, default=0)
         false_here = 0
+        # A low-trust board is shown, never accused from (rules.flow): its rows are unjudged.
+        low_trust = reading.trust != TRUST_FULL
+        c["boards_low_trust"] += low_trust
         for r_row in reading.rows:
             t_row = truth.row(r_row.row) if r_row.row <= len(truth.rows) else None
             if t_row is None or r_row.row > last:
@@ -176,7 +189,7 @@ class PbrTally:
             marked = t_row.keys.black + t_row.keys.white > 0 or r_row.row < last
             if not marked:
                 continue
-            verdict = judge_row(profile, secret, r_row, is_last=r_row.row == last)
+            verdict = UNSURE if low_trust else judge_row(profile, secret, r_row, is_last=r_row.row == last)
             exact = r_row.status == "ok" and verdict in (MISMARK, CLEAR)
             if r_row.row in mismarked:
                 c["mismarks_injected"] += 1
@@ -231,6 +244,7 @@ def summary(t: PbrTally, steady_ms: Sequence[float], first_ms: Sequence[float]) 
         "rows_covered_needlessly_rate": _rate(c["rows_covered_needlessly"], c["rows"], 4),
         "rows_truly_covered_rate": _rate(c["rows_truly_covered"], c["rows"], 4),
         "board_not_found_rate": _rate(c["boards"] - c["boards_found"], c["boards"], 4),
+        "boards_low_trust": c["boards_low_trust"],
         "board_found_rate_blur": _rate(c["found_blurred"], c["boards_blurred"], 4),
         "boards_blurred": c["boards_blurred"],
         "board_found_rate_low_ppm": _rate(c["found_low_ppm"], c["boards_low_ppm"], 4),

@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.rules.errors import BadInput
+from pegwatch.vision.localise.warp import ImageWarp, remap_maps, to_ideal, to_image
 from pegwatch.vision.profile import BoardProfile
 
 RECT_PX_PER_MM = 4.0
@@ -77,6 +78,13 @@ class Localisation:
     or :data:`MIN_SHARPNESS` means the reader cannot trust small detail.
     ``held`` is True when the markers were not seen in this frame and the
     fixed camera's last good fit was kept.
+
+    ``warp`` is the lens's bend (see :mod:`~pegwatch.vision.localise.warp`):
+    with one, ``image_to_board`` maps the *ideal* pinhole's pixels, and
+    :meth:`to_image` / :meth:`to_board` go through the warp to the frame's.
+    ``outline_mm`` is how far (mm) the board's edges in the picture lie from
+    where the fit puts them, at worst (None: not measured, or no edge shows;
+    see :mod:`~pegwatch.vision.localise.outline`).
     """
 
     ok: bool
@@ -92,6 +100,8 @@ class Localisation:
     px_per_mm: float | None = None
     sharpness: float | None = None
     held: bool = False
+    warp: ImageWarp | None = None
+    outline_mm: float | None = None
 
     @property
     def too_coarse(self) -> bool:
@@ -115,14 +125,15 @@ class Localisation:
         """Image px (N×2) to board mm (N×2)."""
         if self.image_to_board is None:
             raise LocalisationError(f"no board localisation ({self.problem})")
-        return apply_homography(self.image_to_board, np.asarray(points_px, dtype=np.float64))
+        ideal = to_ideal(self.warp, np.asarray(points_px, dtype=np.float64))
+        return apply_homography(self.image_to_board, ideal)
 
     def to_image(self, points_mm: Sequence[Sequence[float]] | NDArray[np.float64]) -> NDArray[np.float64]:
         """Board mm (N×2) to image px (N×2)."""
         inv = self.board_to_image()
         if inv is None:
             raise LocalisationError(f"no board localisation ({self.problem})")
-        return apply_homography(inv, np.asarray(points_mm, dtype=np.float64))
+        return to_image(self.warp, apply_homography(inv, np.asarray(points_mm, dtype=np.float64)))
 
 
     def to_image_at_height(
@@ -139,7 +150,14 @@ class Localisation:
         if self.pose is None or (height_mm == 0.0 and not lens_is_measured(self.pose)):
             return self.to_image(pts)
         xyz = np.column_stack([pts, np.full(len(pts), float(height_mm))])
-        return np.asarray(self.pose.project(xyz), dtype=np.float64).reshape(-1, 2)
+        above = np.asarray(self.pose.project(xyz), dtype=np.float64).reshape(-1, 2)
+        if lens_is_measured(self.pose):
+            return above
+        # An estimated pinhole knows the lean of what stands up, not the
+        # lens's bend: the lean is added where the fit puts the hole.
+        xyz[:, 2] = 0.0
+        below = np.asarray(self.pose.project(xyz), dtype=np.float64).reshape(-1, 2)
+        return self.to_image(pts) + (above - below)
 
 
 def apply_homography(hm: NDArray[np.float64], pts: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -166,7 +184,7 @@ def rectify(
         raise LocalisationError(f"cannot rectify: {loc.problem or 'board not located'}")
     if loc.size_mm is None:
         raise LocalisationError("cannot rectify: the localisation does not say the board's size_mm")
-    return rectify_board(frame, loc.image_to_board, loc.size_mm, px_per_mm=px_per_mm)
+    return rectify_board(frame, loc.image_to_board, loc.size_mm, px_per_mm=px_per_mm, warp=loc.warp)
 
 
 def rectify_board(
@@ -176,13 +194,21 @@ def rectify_board(
     *,
     px_per_mm: float = RECT_PX_PER_MM,
     margin_mm: float = 0.0,
+    warp: ImageWarp | None = None,
 ) -> NDArray[np.uint8]:
-    """Warp ``frame`` to a top-down image of the board rectangle (plus ``margin_mm`` all round)."""
+    """Warp ``frame`` to a top-down image of the board rectangle (plus ``margin_mm`` all round).
+
+    With a lens ``warp``, ``image_to_board`` maps ideal pixels (see :class:`Localisation`).
+    """
     s = np.array([[px_per_mm, 0, margin_mm * px_per_mm], [0, px_per_mm, margin_mm * px_per_mm], [0, 0, 1]])
     m = s @ image_to_board
     w = round((size_mm[0] + 2 * margin_mm) * px_per_mm)
     h = round((size_mm[1] + 2 * margin_mm) * px_per_mm)
-    out = cv2.warpPerspective(frame, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    if warp is None:
+        out = cv2.warpPerspective(frame, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        return np.asarray(out, dtype=np.uint8)
+    mx, my = remap_maps(warp, np.asarray(np.linalg.inv(m), dtype=np.float64), (w, h))
+    out = cv2.remap(frame, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return np.asarray(out, dtype=np.uint8)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.vision.localise.base import apply_homography
+from pegwatch.vision.localise.warp import ImageWarp, remap_maps
 from pegwatch.vision.profile import BoardProfile
 
 GRID_PX_PER_MM = 2.0
@@ -131,17 +132,23 @@ def _hole_edges(
     pts: NDArray[np.float64],
     search_mm: float,
     px_per_mm: float,
+    warp: ImageWarp | None = None,
 ) -> tuple[NDArray[np.float32], tuple[float, float]]:
     """The edge map of the board around ``pts`` (board mm), warped in grey at
     low resolution; only the part with holes, for speed. Returns the map and
-    the board mm at its top-left pixel."""
+    the board mm at its top-left pixel. With a lens ``warp``,
+    ``image_to_board`` maps ideal pixels."""
     pad = search_mm + profile.code_hole_diameter_mm + 2.0
     x0, y0 = pts.min(axis=0) - pad
     x1, y1 = pts.max(axis=0) + pad
     gray_frame = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
     to_grid = np.array([[px_per_mm, 0, -x0 * px_per_mm], [0, px_per_mm, -y0 * px_per_mm], [0, 0, 1]]) @ image_to_board
     size = (round((x1 - x0) * px_per_mm), round((y1 - y0) * px_per_mm))
-    gray = cv2.warpPerspective(gray_frame, to_grid, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    if warp is None:
+        gray = cv2.warpPerspective(gray_frame, to_grid, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    else:
+        mx, my = remap_maps(warp, np.asarray(np.linalg.inv(to_grid), dtype=np.float64), size)
+        gray = cv2.remap(gray_frame, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return _edge_map(np.asarray(gray, dtype=np.float32)), (float(x0), float(y0))
 
 
@@ -154,6 +161,7 @@ def measure_grid(
     search_mm: float = SEARCH_MM,
     hole_ring: float | None = None,
     single: bool = False,
+    warp: ImageWarp | None = None,
 ) -> GridFit:
     """Find, row by row, how far the hole pattern sits from where ``image_to_board`` puts it.
 
@@ -166,7 +174,7 @@ def measure_grid(
     the peak's sub-pixel offset is the row's shift.
     """
     edges, (x0, y0) = _hole_edges(
-        profile, frame, image_to_board, np.array(profile.all_hole_centres_mm()), search_mm, px_per_mm
+        profile, frame, image_to_board, np.array(profile.all_hole_centres_mm()), search_mm, px_per_mm, warp
     )
     s = math.ceil(search_mm * px_per_mm)
     kinds = (
@@ -366,26 +374,28 @@ def refine_to_grid(
     min_shift_mm: float = 0.0,
     again_mm: float = 2.0,
     parts: bool = True,
+    warp: ImageWarp | None = None,
 ) -> tuple[NDArray[np.float64], GridFit]:
     """Re-fit ``image_to_board`` to the hole pattern found near where it puts the holes.
 
     Every hole of a clearly answering row gives one correspondence (its
     image position as found, its board position from the profile); a
-    RANSAC homography over them absorbs a board slid on its tray and much
-    of the lens distortion. A second round, searching closer, runs only
+    RANSAC homography over them absorbs a board slid on its tray and, with
+    no lens ``warp``, much of the lens distortion (with one, the fit is in
+    the warp's ideal pixels and the bend stays the warp's). A second round, searching closer, runs only
     when the first had to move things far. Returns the new fit and the
     rows' residual shifts under it (the input when too few rows answer, or
     when no row is off by ``min_shift_mm``: the pattern's own small biases,
     such as shadows beside the pegs, are then not worth chasing).
     """
     h = image_to_board
-    fit = measure_grid(profile, frame, h)
+    fit = measure_grid(profile, frame, h, warp=warp)
     if not worst_residual(fit) >= min_shift_mm:
         return image_to_board, fit
     refined = False
     for k in range(rounds):
         if k > 0:
-            fit = measure_grid(profile, frame, h, search_mm=2.5)
+            fit = measure_grid(profile, frame, h, search_mm=2.5, warp=warp)
         moved = worst_residual(fit)
         got = fit_to_shifts(profile, h, fit, parts=parts)
         if got is None:

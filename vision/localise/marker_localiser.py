@@ -30,6 +30,14 @@ from pegwatch.vision.localise.base import (
 )
 from pegwatch.vision.localise.corners import MOVED_MM
 from pegwatch.vision.localise.grid import measure_grid, refine_to_grid, row_tuple, worst_residual
+from pegwatch.vision.localise.outline import outline_error_mm, outline_offsets
+from pegwatch.vision.localise.warp import (
+    ImageWarp,
+    LensWarp,
+    RadialWarp,
+    fit_radial_warp,
+    to_image,
+)
 from pegwatch.vision.markers import DetectedMarker, detect_markers, equalise, profile_marker_points
 from pegwatch.vision.pose import BoardPose, PoseError, board_on_plane, estimate_lens, fit_pose
 from pegwatch.vision.profile import BoardProfile
@@ -46,6 +54,14 @@ MOVE_TOLERANCE_MM = 0.5
 RETRY_BELOW = 3
 #: The markers' corners must agree on one plane within this (RMS, mm).
 MAX_MARKER_RMS_MM = 2.0
+#: The hole pattern re-fits the markers' homography when a row sits this far
+#: (mm) from where it puts it: a board slid on its tray, or the lens's bend
+#: where no warp takes it out.
+REFINE_FROM_MM = 0.7
+#: With the bend taken out, the markers place the holes within a millimetre
+#: across the board, and a smaller shift of the pattern is the pegs' own
+#: lean and shadows, which a re-fit would chase.
+REFINE_BENT_FROM_MM = 2.0
 
 Points = tuple[NDArray[np.float64], NDArray[np.float64], tuple[int, ...]]
 
@@ -247,7 +263,7 @@ class MarkerLocaliser:
         if now - self._held_checked_ns < self.recheck_s * 1e9:
             return True
         self._held_checked_ns = now
-        fit = measure_grid(self.profile, frame, loc.image_to_board)
+        fit = measure_grid(self.profile, frame, loc.image_to_board, warp=loc.warp)
         if int(fit.clear_rows.sum()) < max(2, self.profile.rows // 4):
             return True
         disp = fit.max_displacement(self.profile)
@@ -286,6 +302,27 @@ class MarkerLocaliser:
             return best
         return None
 
+    def _bend(
+        self, img_pts: NDArray[np.float64], board_pts: NDArray[np.float64], h: NDArray[np.float64], size: tuple[int, int]
+    ) -> tuple[ImageWarp | None, NDArray[np.float64]]:
+        """The lens's bend and the homography from its ideal pixels (``h`` itself without a bend).
+
+        A calibrated lens says it. Otherwise every marker's corners fit it
+        (:func:`~pegwatch.vision.localise.warp.fit_radial_warp`). A frame
+        with fewer markers gets none: a bend kept from another frame cannot
+        be checked on three markers' corners (a homography absorbs most of
+        it), and a wrong one misplaces the far side of the board; the hole
+        pattern's re-fit then takes the bend out as well as it can.
+        """
+        lens = self._lens_for(size, h) if self.lens is not None else None
+        if lens is not None and lens.measured and lens.has_distortion:
+            found, _mask = cv2.findHomography(lens.undistort_points(img_pts), board_pts, 0)
+            if found is None:
+                return None, h
+            return LensWarp(lens), np.asarray(found, dtype=np.float64) / found[2, 2]
+        fitted = fit_radial_warp(img_pts, board_pts, size)
+        return (None, h) if fitted is None else fitted
+
     def _lens_for(self, size: tuple[int, int], h_markers: NDArray[np.float64]) -> Lens:
         """The calibrated lens at this frame size, else one estimated from the markers' plane."""
         if self.lens is not None:
@@ -305,6 +342,8 @@ class MarkerLocaliser:
         h_markers: NDArray[np.float64],
         h_board: NDArray[np.float64] | None,
         size: tuple[int, int],
+        *,
+        board_in_ideal: bool = False,
     ) -> BoardPose | None:
         """The camera's pose from the markers' corners; the board's place on the tray from
         its holes (``h_board``, the fit refined on them; None: where the profile says)."""
@@ -313,7 +352,7 @@ class MarkerLocaliser:
             to_tray = None
             if h_board is not None:
                 holes = np.array(self.profile.all_hole_centres_mm(), dtype=np.float64)
-                to_tray = board_on_plane(holes, h_board, img_pts, board_pts, lens)
+                to_tray = board_on_plane(holes, h_board, img_pts, board_pts, lens, board_in_ideal=board_in_ideal)
             return fit_pose(board_pts, img_pts, lens, board_to_fit=to_tray)
         except (PoseError, cv2.error, np.linalg.LinAlgError) as exc:
             logger.debug("no camera pose: %s", exc)
@@ -357,13 +396,16 @@ class MarkerLocaliser:
             # Markers that do not agree on one plane: one was moved or misplaced.
             return failed(self.method, "markers disagree; check they are where the profile says", markers_seen=used)
         h, rms, (img_pts, board_pts, used) = got
+        size = (frame.shape[1], frame.shape[0])
+        warp, h = self._bend(img_pts, board_pts, h, size)
         h_markers = h
         quality = len(used) / len(self.profile.markers) / (1.0 + rms)
         shift = None
         rows: tuple[tuple[float, float], ...] | None = None
         ppm, sharp = board_sharpness(gray, h / h[2, 2], self.profile.size_mm)
         if self.refine:
-            h2, fit = refine_to_grid(self.profile, frame, h, min_shift_mm=0.7)
+            start = REFINE_FROM_MM if warp is None else REFINE_BENT_FROM_MM
+            h2, fit = refine_to_grid(self.profile, frame, h, min_shift_mm=start, warp=warp)
             worst = worst_residual(fit)
             if not math.isnan(worst):
                 h, shift = h2, worst
@@ -372,7 +414,15 @@ class MarkerLocaliser:
             else:
                 quality *= 0.5
         h = h / h[2, 2]
-        pose = self._pose(img_pts, board_pts, h_markers, None if shift is None else h, (frame.shape[1], frame.shape[0]))
+        b2i = np.linalg.inv(h)
+        outline = outline_error_mm(
+            outline_offsets(gray, lambda pts: to_image(warp, apply_homography(b2i, pts)), self.profile.size_mm)
+        )
+        # An estimated pinhole has no bend: it is posed on the ideal pixels.
+        pose_pts = warp.to_ideal(img_pts) if isinstance(warp, RadialWarp) else img_pts
+        pose = self._pose(
+            pose_pts, board_pts, h_markers, None if shift is None else h, size, board_in_ideal=isinstance(warp, LensWarp)
+        )
         loc = Localisation(
             True,
             self.method,
@@ -386,7 +436,10 @@ class MarkerLocaliser:
             pose=pose,
             px_per_mm=ppm,
             sharpness=sharp,
+            warp=warp,
+            outline_mm=outline,
         )
         self._last = (self._centres(img_pts, used), loc, now)
         self._measured, self._measured_ns = (ppm, sharp), now
         return loc
+

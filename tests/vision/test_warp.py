@@ -1,0 +1,118 @@
+"""The lens's bend fitted to the markers, and the board's outline as a check on a fit."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from pegwatch.simulation.render import Conditions, random_contents, render
+from pegwatch.vision.localise import MarkerLocaliser, rectify
+from pegwatch.vision.localise.base import apply_homography
+from pegwatch.vision.localise.outline import OUTLINE_TOLERANCE_MM, outline_error_mm, outline_offsets
+from pegwatch.vision.localise.warp import RadialWarp, fit_radial_warp, remap_maps
+from pegwatch.vision.profile import load_profile
+from pegwatch.vision.reader import BoardReader
+from pegwatch.vision.reading import TRUST_FULL, TRUST_LOW
+
+
+@pytest.fixture(scope="module")
+def invicta():
+    return load_profile("invicta-12x4")
+
+
+def test_a_radial_warp_goes_there_and_back():
+    warp = RadialWarp.for_frame((1280, 720), -0.15)
+    pts = np.array([[0.0, 0.0], [640.0, 360.0], [1279.0, 719.0], [100.0, 600.0]])
+    assert np.allclose(warp.to_ideal(warp.to_image(pts)), pts, atol=1e-4)
+    # Barrel distortion: the ideal pinhole sees the frame's corners further out.
+    assert np.linalg.norm(warp.to_ideal(pts[:1]) - warp.centre) > np.linalg.norm(pts[0] - warp.centre)
+
+
+def test_the_bend_is_found_from_sixteen_corners_and_a_straight_lens_keeps_the_homography():
+    size = (1280, 720)
+    board = np.array([[x, y] for x in (0.0, 20.0, 300.0, 320.0) for y in (0.0, 20.0, 130.0, 150.0)])
+    h_true = np.array([[3.5, 0.1, 90.0], [-0.05, 3.4, 110.0], [1e-4, 2e-4, 1.0]])
+    ideal = apply_homography(h_true, board)
+    bent = RadialWarp.for_frame(size, -0.12).to_image(ideal)
+    fitted = fit_radial_warp(bent, board, size)
+    assert fitted is not None
+    warp, h = fitted
+    assert warp.k == pytest.approx(-0.12, abs=0.01)
+    back = apply_homography(h, warp.to_ideal(bent))
+    assert np.abs(back - board).max() < 0.05  # mm
+    assert fit_radial_warp(ideal, board, size) is None  # nothing to take out
+    assert fit_radial_warp(bent[:12], board[:12], size) is None  # three markers cannot tell
+
+
+def test_remap_maps_follow_the_warp():
+    warp = RadialWarp.for_frame((1280, 720), -0.12)
+    grid_to_ideal = np.array([[0.5, 0.02, 100.0], [0.01, 0.5, 80.0], [1e-5, 2e-5, 1.0]])
+    mx, my = remap_maps(warp, grid_to_ideal, (500, 200))
+    yy, xx = np.mgrid[0:200, 0:500].astype(np.float64)
+    exact = warp.to_image(apply_homography(grid_to_ideal, np.column_stack([xx.ravel(), yy.ravel()])))
+    assert np.abs(mx.ravel() - exact[:, 0]).max() < 0.01
+    assert np.abs(my.ravel() - exact[:, 1]).max() < 0.01
+
+
+def _hole_errors_mm(p, loc, out) -> np.ndarray:
+    holes = np.array(p.all_hole_centres_mm())
+    return np.linalg.norm(loc.to_board(out.project(holes)) - holes, axis=1)
+
+
+def test_a_barrel_lens_is_taken_out_from_the_markers_alone(invicta):
+    c = random_contents(invicta, np.random.default_rng(5), rows_played=6)
+    out = render(invicta, c, Conditions.easy().with_(k1=-0.18, tilt_x_deg=8.0), seed=5)
+    bent = MarkerLocaliser(invicta, refine=False).locate(out.image)
+    assert bent.ok and bent.warp is not None
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("pegwatch.vision.localise.marker_localiser.fit_radial_warp", lambda *a, **k: None)
+        plain = MarkerLocaliser(invicta, refine=False).locate(out.image)
+    assert plain.warp is None
+    err_bent, err_plain = _hole_errors_mm(invicta, bent, out), _hole_errors_mm(invicta, plain, out)
+    assert err_bent.max() < 0.6 < err_plain.max()
+    # to_image and to_board go through the warp both ways.
+    holes = np.array(invicta.all_hole_centres_mm())
+    assert np.allclose(bent.to_board(bent.to_image(holes)), holes, atol=1e-3)
+    # The top-down picture is taken through it too: the board fills it edge to edge.
+    top = rectify(out.image, bent)
+    assert top.shape[:2] == (round(invicta.size_mm[1] * 4), round(invicta.size_mm[0] * 4))
+
+
+def test_the_outline_check_says_how_far_a_fit_is_off(invicta):
+    out = render(invicta, random_contents(invicta, np.random.default_rng(6), rows_played=5), Conditions.easy(), seed=6)
+    loc = MarkerLocaliser(invicta).locate(out.image)
+    assert loc.outline_mm is not None and loc.outline_mm < OUTLINE_TOLERANCE_MM
+    gray = out.image.mean(axis=2).astype(np.float32)
+    b2i = np.linalg.inv(loc.image_to_board)
+    moved = np.array([[1.0, 0.0, -4.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])  # the fit 4 mm off along x
+    off = outline_offsets(gray, lambda pts: apply_homography(b2i, pts @ moved[:2, :2].T + moved[:2, 2]), invicta.size_mm)
+    assert off[1] == pytest.approx(4.0, abs=1.5) and off[3] == pytest.approx(-4.0, abs=1.5)
+    assert abs(off[0] or 0.0) < 1.0  # along the top edge nothing moved
+    err = outline_error_mm(off)
+    assert err is not None and err > OUTLINE_TOLERANCE_MM
+    # An edge that does not show (a board the colour of its tray) answers nothing.
+    flat = np.full_like(gray, 120.0)
+    assert outline_offsets(flat, lambda pts: apply_homography(b2i, pts), invicta.size_mm) == (None,) * 4
+    assert outline_error_mm((None,) * 4) is None
+
+
+def test_a_fit_whose_outline_is_off_is_read_but_low_trust(invicta_table, invicta_cal):
+    reader = BoardReader(invicta_table.profile, invicta_cal)
+    frame = invicta_table.calibration[0].image
+    good = reader.read(frame)
+    assert good.trust == TRUST_FULL, good.trust_reasons
+    real = reader.localiser.locate
+
+    class OffBy3mm:
+        method = "markers"
+
+        def locate(self, image):
+            return replace(real(image), outline_mm=3.0)
+
+    reader._localiser = OffBy3mm()
+    low = reader.read(frame)
+    assert low.trust == TRUST_LOW
+    assert any("edge lies 3.0 mm" in r for r in low.trust_reasons)
+    assert [r.holes for r in low.rows] == [r.holes for r in good.rows]  # read all the same

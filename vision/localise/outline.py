@@ -1,0 +1,87 @@
+"""The board's own outline as a check on a fit: where its edges are, against where the fit puts them.
+
+Markers place the board through the tray it lies on, and the hole pattern
+refines that; both can be wrong together. Two markers on one side leave
+the far end to extrapolation, and the hole pattern is periodic: a fit one
+hole pitch off lines up with it as well as the right one. The board's
+outline is neither: a plastic rectangle on a tray of another colour, whose
+four edges the fit must put where the picture shows them.
+
+:func:`outline_offsets` looks across each edge, at points along it, for
+the strongest step in brightness within :data:`REACH_MM` of where the fit
+puts the edge. An edge the picture does not show (under a hand, out of the
+frame, a board the colour of its tray) gives no answer rather than a wrong
+one. The reader does not accuse from a fit whose outline is off by more
+than :data:`OUTLINE_TOLERANCE_MM` (see :class:`~pegwatch.vision.reader.BoardReader`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+
+#: How far (mm) either side of the fitted edge the real one is looked for:
+#: more than a fit that misreads a marker puts it off, less than the
+#: distance to the first row of holes.
+REACH_MM = 6.0
+#: Points looked at along each edge, and the share of them that must show a
+#: clear step for the edge to answer.
+POINTS_PER_EDGE = 24
+MIN_SHARE = 1 / 3
+#: A step is clear when it is this many times the profile's median step
+#: (plus a floor in grey levels, for noise on a flat profile).
+STEP_RATIO = 4.0
+STEP_FLOOR = 3.0
+#: A fit whose outline lies further than this (mm) from the picture's, on
+#: any edge that answers, is not trusted to accuse: the holes between can
+#: be off by as much. Fits that place the holes within a millimetre put
+#: the outline within about 0.9 mm on issue 14's physically based set; the
+#: board's shadow on the tray, or its side seen at a slant, can make the
+#: strongest step lie up to about 1.4 mm out (the project's own renderer).
+OUTLINE_TOLERANCE_MM = 2.0
+
+
+def outline_offsets(
+    gray: NDArray[np.uint8] | NDArray[np.float32],
+    to_image: Callable[[FloatArray], FloatArray],
+    size_mm: tuple[float, float],
+    *,
+    step_mm: float = 0.25,
+) -> tuple[float | None, ...]:
+    """Per edge (top, right, bottom, left): how far outwards (mm) the picture's
+    edge lies from the fit's, or None where the picture does not show it."""
+    w, h = size_mm
+    img = np.asarray(gray, dtype=np.float32)
+    rows, cols = img.shape[:2]
+    edges = (((0.0, 0.0), (w, 0.0), (0.0, -1.0)), ((w, 0.0), (w, h), (1.0, 0.0)),
+             ((w, h), (0.0, h), (0.0, 1.0)), ((0.0, h), (0.0, 0.0), (-1.0, 0.0)))
+    ts = np.arange(-REACH_MM, REACH_MM + 1e-9, step_mm)
+    out: list[float | None] = []
+    for a, b, normal in edges:
+        pa, pb, nrm = np.array(a), np.array(b), np.array(normal)
+        # Short of the corners, where two edges and a marker's shadow meet.
+        along = pa[None, :] + np.linspace(0.08, 0.92, POINTS_PER_EDGE)[:, None] * (pb - pa)[None, :]
+        pts = (along[:, None, :] + ts[None, :, None] * nrm[None, None, :]).reshape(-1, 2)
+        px = to_image(pts).astype(np.float32).reshape(POINTS_PER_EDGE, len(ts), 2)
+        inside = ((px[..., 0] >= 1) & (px[..., 0] <= cols - 2) & (px[..., 1] >= 1) & (px[..., 1] <= rows - 2)).all(axis=1)
+        prof = cv2.remap(img, px[..., 0], px[..., 1], cv2.INTER_LINEAR)
+        steps = np.abs(np.diff(prof, axis=1))
+        k = np.argmax(steps, axis=1)
+        peak = steps[np.arange(POINTS_PER_EDGE), k]
+        clear = inside & (peak >= STEP_RATIO * np.median(steps, axis=1) + STEP_FLOOR)
+        if clear.sum() < MIN_SHARE * POINTS_PER_EDGE:
+            out.append(None)
+            continue
+        out.append(float(np.median(ts[k[clear]] + step_mm / 2)))
+    return tuple(out)
+
+
+def outline_error_mm(offsets: tuple[float | None, ...]) -> float | None:
+    """The largest offset of an edge that answered (None: no edge did)."""
+    seen = [abs(o) for o in offsets if o is not None]
+    return max(seen) if seen else None
