@@ -64,6 +64,7 @@ from pegwatch.vision.reading import (
     doubt_bare_keys,
     unreadable_row,
 )
+from pegwatch.vision.row_order import covered_before_played
 from pegwatch.vision.sampler import BoardSampler, Features, FloatArray
 from pegwatch.vision.secret import SecretView, see_secret
 
@@ -109,6 +110,8 @@ class BoardReader:
         # A dark neutral peg (black) shows the room's sheen more than its own colour:
         # it is not seen in the pegs' light (see pegwatch.vision.peg_light).
         self._code_lit = self._code_is_peg & diffuse_classes(self.code_model)
+        #: What a dark cover reads as: a dark neutral peg, or a bare hole.
+        self._dark_names = {str(n) for n in self._code_names[self._code_is_peg & ~self._code_lit]} | {EMPTY}
         self._key_lit = self._key_is_peg & diffuse_classes(self.key_model)
         self.last_localisation: Localisation | None = None
         self._heads = bool(getattr(calibration, "heads_sampled", False))
@@ -233,6 +236,8 @@ class BoardReader:
             if status in (ROW_UNKNOWN, ROW_OCCLUDED):
                 keys = doubt_bare_keys(keys)
             rows.append(RowReading(r + 1, holes, keys, status))
+        if not p.blanks:
+            rows = covered_before_played(rows, key_holes=p.key_holes, dark=self._dark_names)
         view = see_secret(
             self.sampler.layout,
             f,

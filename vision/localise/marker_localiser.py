@@ -30,12 +30,18 @@ from pegwatch.vision.localise.base import (
 )
 from pegwatch.vision.localise.corners import MOVED_MM
 from pegwatch.vision.localise.grid import measure_grid, refine_to_grid, row_tuple, worst_residual
-from pegwatch.vision.localise.outline import outline_error_mm, outline_offsets
+from pegwatch.vision.localise.outline import (
+    OUTLINE_TOLERANCE_MM,
+    fit_to_outline,
+    outline_error_mm,
+    outline_offsets,
+)
 from pegwatch.vision.localise.warp import (
     ImageWarp,
     LensWarp,
     RadialWarp,
     fit_radial_warp,
+    to_ideal,
     to_image,
 )
 from pegwatch.vision.markers import DetectedMarker, detect_markers, equalise, profile_marker_points
@@ -62,6 +68,10 @@ REFINE_FROM_MM = 0.7
 #: across the board, and a smaller shift of the pattern is the pegs' own
 #: lean and shadows, which a re-fit would chase.
 REFINE_BENT_FROM_MM = 2.0
+#: How far (mm) the hole pattern's re-fit may move the holes from the
+#: markers' fit by following the pegs' heads: a 5 mm head seen 25 degrees
+#: off vertical leans about 2.3 mm.
+HEAD_LEAN_MM = 2.5
 
 Points = tuple[NDArray[np.float64], NDArray[np.float64], tuple[int, ...]]
 
@@ -323,6 +333,13 @@ class MarkerLocaliser:
         fitted = fit_radial_warp(img_pts, board_pts, size)
         return (None, h) if fitted is None else fitted
 
+    def _outline(self, gray: NDArray[np.uint8], h: NDArray[np.float64], warp: ImageWarp | None) -> float | None:
+        """How far the board's edges in ``gray`` lie from where the fit ``h`` (and ``warp``) puts them."""
+        b2i = np.asarray(np.linalg.inv(h), dtype=np.float64)
+        return outline_error_mm(
+            outline_offsets(gray, lambda pts: to_image(warp, apply_homography(b2i, pts)), self.profile.size_mm)
+        )
+
     def _lens_for(self, size: tuple[int, int], h_markers: NDArray[np.float64]) -> Lens:
         """The calibrated lens at this frame size, else one estimated from the markers' plane."""
         if self.lens is not None:
@@ -403,21 +420,45 @@ class MarkerLocaliser:
         shift = None
         rows: tuple[tuple[float, float], ...] | None = None
         ppm, sharp = board_sharpness(gray, h / h[2, 2], self.profile.size_mm)
+        outline = self._outline(gray, h, warp)
         if self.refine:
             start = REFINE_FROM_MM if warp is None else REFINE_BENT_FROM_MM
             h2, fit = refine_to_grid(self.profile, frame, h, min_shift_mm=start, warp=warp)
             worst = worst_residual(fit)
             if not math.isnan(worst):
+                if h2 is not h:
+                    # The pattern's re-fit follows the pegs' heads as well as
+                    # the holes, so it may put the board's edges a little off
+                    # where the markers put them right. Within a head's lean
+                    # of the markers' fit, the board is placed when either fit
+                    # puts its edges where the picture has them; further off
+                    # (a slide, or a slip by a hole), only the re-fit's count.
+                    refit = self._outline(gray, h2, warp)
+                    holes = np.asarray(self.profile.all_hole_centres_mm(), dtype=np.float64)
+                    back = np.asarray(np.linalg.inv(h), dtype=np.float64)
+                    moved = float(np.max(np.linalg.norm(apply_homography(h2, apply_homography(back, holes)) - holes, axis=1)))
+                    if outline is None or refit is None or moved > HEAD_LEAN_MM:
+                        outline = refit
+                    else:
+                        outline = min(outline, refit)
                 h, shift = h2, worst
                 rows = row_tuple(fit)
                 quality *= 0.5 + 0.5 * float(np.mean(fit.clear_rows)) / (1.0 + worst)
             else:
                 quality *= 0.5
+        if outline is not None and outline > OUTLINE_TOLERANCE_MM:
+            # Too far off to accuse from (``outline_mm`` keeps saying so), but
+            # the board's own edges, with the markers, place it better for
+            # reading: two or three markers leave its far end to
+            # extrapolation, and a pattern re-fit can slip by a hole.
+            h3 = fit_to_outline(
+                gray, h, lambda u: to_image(warp, u), self.profile.size_mm, to_ideal(warp, img_pts), board_pts
+            )
+            better = None if h3 is None else self._outline(gray, h3, warp)
+            if h3 is not None and better is not None and better < outline:
+                logger.debug("board edges %.1f mm off; re-fitted to them: %.1f mm", outline, better)
+                h = h3
         h = h / h[2, 2]
-        b2i = np.linalg.inv(h)
-        outline = outline_error_mm(
-            outline_offsets(gray, lambda pts: to_image(warp, apply_homography(b2i, pts)), self.profile.size_mm)
-        )
         # An estimated pinhole has no bend: it is posed on the ideal pixels.
         pose_pts = warp.to_ideal(img_pts) if isinstance(warp, RadialWarp) else img_pts
         pose = self._pose(

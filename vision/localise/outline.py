@@ -55,13 +55,30 @@ def outline_offsets(
 ) -> tuple[float | None, ...]:
     """Per edge (top, right, bottom, left): how far outwards (mm) the picture's
     edge lies from the fit's, or None where the picture does not show it."""
+    return tuple(
+        None if found is None else float(np.median(found[1]))
+        for found in edge_points(gray, to_image, size_mm, step_mm=step_mm)
+    )
+
+
+def edge_points(
+    gray: NDArray[np.uint8] | NDArray[np.float32],
+    to_image: Callable[[FloatArray], FloatArray],
+    size_mm: tuple[float, float],
+    *,
+    step_mm: float = 0.25,
+) -> list[tuple[FloatArray, FloatArray, FloatArray] | None]:
+    """Per edge (top, right, bottom, left), where the picture shows it: the
+    points on the profile's edge looked across (board mm, n×2), how far
+    outwards the picture's edge lies from each (mm, n) and the outward
+    normal; None for an edge the picture does not show."""
     w, h = size_mm
     img = np.asarray(gray, dtype=np.float32)
     rows, cols = img.shape[:2]
     edges = (((0.0, 0.0), (w, 0.0), (0.0, -1.0)), ((w, 0.0), (w, h), (1.0, 0.0)),
              ((w, h), (0.0, h), (0.0, 1.0)), ((0.0, h), (0.0, 0.0), (-1.0, 0.0)))
     ts = np.arange(-REACH_MM, REACH_MM + 1e-9, step_mm)
-    out: list[float | None] = []
+    out: list[tuple[FloatArray, FloatArray, FloatArray] | None] = []
     for a, b, normal in edges:
         pa, pb, nrm = np.array(a), np.array(b), np.array(normal)
         # Short of the corners, where two edges and a marker's shadow meet.
@@ -77,11 +94,57 @@ def outline_offsets(
         if clear.sum() < MIN_SHARE * POINTS_PER_EDGE:
             out.append(None)
             continue
-        out.append(float(np.median(ts[k[clear]] + step_mm / 2)))
-    return tuple(out)
+        out.append((along[clear], ts[k[clear]] + step_mm / 2, nrm))
+    return out
 
 
 def outline_error_mm(offsets: tuple[float | None, ...]) -> float | None:
     """The largest offset of an edge that answered (None: no edge did)."""
     seen = [abs(o) for o in offsets if o is not None]
     return max(seen) if seen else None
+
+
+def fit_to_outline(
+    gray: NDArray[np.uint8] | NDArray[np.float32],
+    image_to_board: FloatArray,
+    warp_to_image: Callable[[FloatArray], FloatArray],
+    size_mm: tuple[float, float],
+    anchors_px: FloatArray,
+    anchors_mm: FloatArray,
+    *,
+    rounds: int = 3,
+) -> FloatArray | None:
+    """A homography (the ideal pixels ``image_to_board`` maps -> board mm) re-fitted
+    so that the board's edges land where the picture shows them, held by the
+    anchors (the markers' corners: ideal px and board mm) too.
+
+    Each round finds the edges from the last fit and takes, for every point
+    of an edge that shows, the picture's edge point as the image of the
+    profile's edge point (a slide along an edge is left to the other edges
+    and the anchors). None when fewer than three edges show.
+    """
+    h = np.asarray(image_to_board, dtype=np.float64)
+    anchors_px = np.asarray(anchors_px, dtype=np.float64).reshape(-1, 2)
+    anchors_mm = np.asarray(anchors_mm, dtype=np.float64).reshape(-1, 2)
+    for _ in range(rounds):
+        b2i: FloatArray = np.asarray(np.linalg.inv(h), dtype=np.float64)
+
+        def to_image(pts: FloatArray, b2i: FloatArray = b2i) -> FloatArray:
+            q = np.column_stack([pts, np.ones(len(pts))]) @ b2i.T
+            return warp_to_image(q[:, :2] / q[:, 2:3])
+
+        found = [e for e in edge_points(gray, to_image, size_mm) if e is not None]
+        if len(found) < 3:
+            return None
+        ideal: list[FloatArray] = [anchors_px]
+        board: list[FloatArray] = [anchors_mm]
+        for along, offset, normal in found:
+            seen_mm = along + offset[:, None] * normal[None, :]
+            q = np.column_stack([seen_mm, np.ones(len(seen_mm))]) @ b2i.T
+            ideal.append(q[:, :2] / q[:, 2:3])
+            board.append(along)
+        got, _mask = cv2.findHomography(np.concatenate(ideal), np.concatenate(board), 0)
+        if got is None:
+            return None
+        h = np.asarray(got, dtype=np.float64) / got[2, 2]
+    return h

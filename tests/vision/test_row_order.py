@@ -1,0 +1,57 @@
+"""Rows are played in order: bare rows before a played one are under a cover, not empty."""
+
+from __future__ import annotations
+
+from pegwatch.vision.reading import (
+    EMPTY,
+    OCCLUDED,
+    ROW_OCCLUDED,
+    ROW_UNKNOWN,
+    UNKNOWN,
+    HoleReading,
+    KeyReading,
+    RowReading,
+    empty_row,
+)
+from pegwatch.vision.row_order import covered_before_played
+
+DARK = {"black", EMPTY}
+
+
+def _row(n: int, colours: tuple[str, ...], black: int = 0, white: int = 1) -> RowReading:
+    holes = tuple(HoleReading(c, 0.99) for c in colours)
+    keys = KeyReading(black, white, 4 - black - white, 0.99, "ok")
+    return RowReading(n, holes, keys, "ok")
+
+
+def test_bare_rows_before_a_played_row_are_covered_and_the_cover_s_edge_is_doubted():
+    rows = [
+        empty_row(1, 4, 4),
+        empty_row(2, 4, 4),
+        _row(3, ("red", "blue", "green", "yellow")),
+        _row(4, ("black", "blue", "white", "red")),
+        _row(5, ("orange", "orange", "white", "red")),
+        empty_row(6, 4, 4),
+    ]
+    out = covered_before_played(rows, key_holes=4, dark=DARK)
+    # The sleeve over rows 1-2 may reach row 3: all three occluded.
+    assert [r.status for r in out[:3]] == [ROW_OCCLUDED] * 3
+    assert all(h.colour == OCCLUDED for r in out[:3] for h in r.holes)
+    # Row 4 lies beside it: its black peg is what a dark sleeve looks like.
+    assert out[3].status == ROW_UNKNOWN
+    assert [h.colour for h in out[3].holes] == [UNKNOWN, "blue", "white", "red"]
+    assert out[3].keys.black_bounds is not None  # its bare key holes are no evidence either
+    # Further rows, and the unplayed row after the game, are as read.
+    assert out[4] == rows[4] and out[5] == rows[5]
+
+
+def test_an_incomplete_row_is_left_for_the_table_to_call_illegal():
+    rows = [_row(1, ("red", EMPTY, "green", "yellow")), _row(2, ("blue", "blue", "white", "red")), empty_row(3, 4, 4)]
+    assert covered_before_played(rows, key_holes=4, dark=DARK) == rows
+
+
+def test_an_empty_board_and_a_game_in_order_are_left_alone():
+    empty = [empty_row(i, 4, 4) for i in range(1, 5)]
+    assert covered_before_played(empty, key_holes=4, dark=DARK) == empty
+    game = [_row(1, ("red", "blue", "green", "yellow")), _row(2, ("black", "black", "white", "red"))] + empty[2:]
+    assert covered_before_played(game, key_holes=4, dark=DARK) == game

@@ -1,0 +1,66 @@
+"""Rows are played in order: what a board's rows say about what lies over them.
+
+A black sleeve over a black board reads as rows of empty holes, and no
+colour or cover test tells it from an empty board. The order of play
+does: a row that shows no peg at all, before one that holds pegs, is not
+bare.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from pegwatch.vision.reading import (
+    EMPTY,
+    ROW_OCCLUDED,
+    ROW_UNKNOWN,
+    UNKNOWN,
+    HoleReading,
+    RowReading,
+    doubt_bare_keys,
+    unreadable_row,
+)
+
+
+def _has_pegs(row: RowReading) -> bool:
+    return any(h.is_certain and h.colour != EMPTY for h in row.holes)
+
+
+def covered_before_played(rows: Sequence[RowReading], *, key_holes: int, dark: Collection[str]) -> list[RowReading]:
+    """``rows`` with the rows a dark cover must lie over occluded.
+
+    A row that shows no peg and some bare hole, before the last row that
+    holds pegs, is covered, and so is the next row that cover may reach.
+    Beside them, the cover's dark edge may still lie over a hole: there a
+    ``dark`` reading (a dark neutral peg, or a bare hole) is what the cover
+    itself looks like, and reads as unknown.
+
+    A row with some pegs and a bare hole is left as read: an incomplete row
+    is an illegal move the table must see. For boards whose rules allow
+    blank holes, do not call this.
+    """
+    out = list(rows)
+    played = [i for i, row in enumerate(out) if _has_pegs(row)]
+    if not played:
+        return out
+    last = played[-1]
+    bare = [
+        i for i in range(last)
+        if not _has_pegs(out[i]) and any(h.is_certain and h.colour == EMPTY for h in out[i].holes)
+    ]
+    if not bare:
+        return out
+    reach = {*bare, min(bare[-1] + 1, last)}
+    for i in reach:
+        row = out[i]
+        out[i] = unreadable_row(row.row, len(row.holes), key_holes, ROW_OCCLUDED)
+    for i in {min(reach) - 1, max(reach) + 1} - reach:
+        if not 0 <= i < len(out) or out[i].status == ROW_OCCLUDED:
+            continue
+        row = out[i]
+        holes = tuple(
+            HoleReading(UNKNOWN, h.confidence) if h.is_certain and h.colour in dark else h for h in row.holes
+        )
+        if holes != row.holes:
+            out[i] = RowReading(row.row, holes, doubt_bare_keys(row.keys), ROW_UNKNOWN)
+    return out
