@@ -53,5 +53,5 @@ def test_an_incomplete_row_is_left_for_the_table_to_call_illegal():
 def test_an_empty_board_and_a_game_in_order_are_left_alone():
     empty = [empty_row(i, 4, 4) for i in range(1, 5)]
     assert covered_before_played(empty, key_holes=4, dark=DARK) == empty
-    game = [_row(1, ("red", "blue", "green", "yellow")), _row(2, ("black", "black", "white", "red"))] + empty[2:]
+    game = [_row(1, ("red", "blue", "green", "yellow")), _row(2, ("black", "black", "white", "red")), *empty[2:]]
     assert covered_before_played(game, key_holes=4, dark=DARK) == game
