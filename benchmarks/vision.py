@@ -257,8 +257,10 @@ def run_pbr(args: argparse.Namespace) -> int:
         p = table.profile
         truths = [truth_from_record(b.truth, p, where="calibration truth") for b in table.calibration]
         cal = calibrate([b.image for b in table.calibration], truths, p)
-        reader = BoardReader(p, cal)
         for case in cases:
+            # Every case is its own camera (pose, lens, light): a fit kept
+            # from the last case's camera would read another board.
+            reader = BoardReader(p, cal)
             b = case.board
             if b.seconds:
                 render_s.append(b.seconds)
