@@ -146,6 +146,15 @@ def equalise(gray: NDArray[np.uint8]) -> NDArray[np.uint8]:
     return np.asarray(clahe.apply(gray), dtype=np.uint8)
 
 
+def sharpen(gray: NDArray[np.uint8], *, sigma_px: float = 3.0, amount: float = 2.0) -> NDArray[np.uint8]:
+    """Unsharp masking: a marker blurred by defocus or a shaking camera gets its
+    edges and bits steep again (a blur of a few pixels leaves every bit
+    there, only too soft for the detector's thresholds)."""
+    soft = cv2.GaussianBlur(gray, (0, 0), sigma_px).astype(np.float32)
+    out = gray.astype(np.float32) * (1.0 + amount) - amount * soft
+    return np.asarray(np.clip(out, 0, 255), dtype=np.uint8)
+
+
 def detect_markers(image: NDArray[np.uint8], dictionary: str, *, kind: str = "steady") -> list[DetectedMarker]:
     """Find markers of ``dictionary`` in a BGR or grey image, with sub-pixel corners.
 

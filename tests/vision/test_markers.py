@@ -172,3 +172,20 @@ def test_the_retry_detector_and_equalisation():
     assert [f.id for f in detect_markers(cv2.cvtColor(img, cv2.COLOR_GRAY2BGR), "DICT_4X4_50", kind="retry")] == [7]
     with pytest.raises(MarkerError, match="detector kind"):
         detect_markers(img, "DICT_4X4_50", kind="fast")
+
+
+def test_sharpening_brings_back_markers_a_defocus_blurred():
+    import cv2
+    import numpy as np
+
+    from pegwatch.vision.markers import detect_markers, get_dictionary, sharpen
+
+    d = get_dictionary("DICT_4X4_50")
+    sheet = np.full((300, 400), 200, np.uint8)
+    for i, (x, y) in enumerate(((40, 40), (300, 40), (40, 200), (300, 200))):
+        sheet[y : y + 44, x : x + 44] = cv2.aruco.generateImageMarker(d, i, 44)
+    noise = np.random.default_rng(0).normal(0, 3, sheet.shape)
+    blurred = np.clip(cv2.GaussianBlur(sheet, (0, 0), 3.0).astype(np.float64) + noise, 0, 255).astype(np.uint8)
+    plain = {m.id for m in detect_markers(blurred, "DICT_4X4_50", kind="retry")}
+    sharp = {m.id for m in detect_markers(sharpen(blurred), "DICT_4X4_50", kind="retry")}
+    assert len(plain) < 4 and sharp == {0, 1, 2, 3}

@@ -44,7 +44,13 @@ from pegwatch.vision.localise.warp import (
     to_ideal,
     to_image,
 )
-from pegwatch.vision.markers import DetectedMarker, detect_markers, equalise, profile_marker_points
+from pegwatch.vision.markers import (
+    DetectedMarker,
+    detect_markers,
+    equalise,
+    profile_marker_points,
+    sharpen,
+)
 from pegwatch.vision.pose import BoardPose, PoseError, board_on_plane, estimate_lens, fit_pose
 from pegwatch.vision.profile import BoardProfile
 
@@ -83,8 +89,9 @@ class MarkerLocaliser:
     detects on a half-size image (markers of 20 mm are still ~25 px wide
     there), looking first where the markers were last time. When it finds
     too few, the frame is searched again: equalised (CLAHE) at half size, at
-    full size with every threshold window, and equalised at a third of the
-    size (where a motion blur is a third as long). The corners are refined
+    full size with every threshold window, equalised at a third of the
+    size (where a motion blur is a third as long), and sharpened at full
+    size (a defocused marker's bits made steep again). The corners are refined
     at full size. With ``refine`` the fit is then nudged onto the hole
     pattern, which absorbs lens distortion at the board and a board that
     slid on its tray; a pattern that cannot be found is reported in
@@ -159,16 +166,21 @@ class MarkerLocaliser:
         want = min(RETRY_BELOW, len(self.profile.markers))
         ids = {m.id for m in self.profile.markers}
         have = {f.id: f for f in found if f.id in ids}
-        # (image, scale, detector kind) of each pass, equalised images made only when reached.
-        passes: tuple[tuple[bool, float, str], ...] = ((True, self.detect_scale, "steady"), (False, 1.0, "retry"), (True, 1.0 / 3.0, "retry"))
-        eq: NDArray[np.uint8] | None = None
-        for use_eq, scale, kind in passes:
+        # (image, scale, detector kind) of each pass; equalised and sharpened
+        # images are made only when reached.
+        passes: tuple[tuple[str, float, str], ...] = (
+            ("equalised", self.detect_scale, "steady"),
+            ("plain", 1.0, "retry"),
+            ("equalised", 1.0 / 3.0, "retry"),
+            ("sharpened", 1.0, "retry"),
+        )
+        made: dict[str, NDArray[np.uint8]] = {"plain": gray}
+        for image, scale, kind in passes:
             if len(have) >= want:
                 break
-            if use_eq and eq is None:
-                eq = equalise(gray)
-            img = eq if use_eq and eq is not None else gray
-            for f in self._find(img, scale=scale, kind=kind):
+            if image not in made:
+                made[image] = equalise(gray) if image == "equalised" else sharpen(gray)
+            for f in self._find(made[image], scale=scale, kind=kind):
                 if f.id in ids and f.id not in have:
                     have[f.id] = f
         if have and len(have) < want:
