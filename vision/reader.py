@@ -43,7 +43,7 @@ from pegwatch.vision.censored import CLIP_FACTORS
 from pegwatch.vision.colour import Classification, ColourModel
 from pegwatch.vision.cover import Cover
 from pegwatch.vision.localise import Localisation, Localiser
-from pegwatch.vision.localise.base import board_scale_px_per_mm
+from pegwatch.vision.localise.base import MIN_PX_PER_MM, board_scale_px_per_mm
 from pegwatch.vision.localise.outline import OUTLINE_TOLERANCE_MM
 from pegwatch.vision.peg_light import PegLight, diffuse_classes, fit_gain, peg_distances
 from pegwatch.vision.profile import BoardProfile
@@ -462,4 +462,10 @@ class BoardReader:
             w, h = self.profile.size_mm
             ppm = board_scale_px_per_mm(loc.image_to_board, (w / 2, h / 2))
         sharp = loc.sharpness
+        # Below the resolution a key peg needs, a reading is the colour
+        # model's best effort: shown, never accused from. (A blurred picture
+        # is read on: blur mixes a peg's colour with the plastic's, which the
+        # colour model refuses rather than misnames.)
+        if ppm is not None and ppm < MIN_PX_PER_MM:
+            reasons.append(f"the board is imaged at {ppm:.1f} px/mm, below the {MIN_PX_PER_MM:g} the reader needs")
         return found_by, None if ppm is None else float(ppm), None if sharp is None else float(sharp), tuple(reasons)
