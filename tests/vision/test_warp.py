@@ -116,3 +116,45 @@ def test_a_fit_whose_outline_is_off_is_read_but_low_trust(invicta_table, invicta
     assert low.trust == TRUST_LOW
     assert any("edge lies 3.0 mm" in r for r in low.trust_reasons)
     assert [r.holes for r in low.rows] == [r.holes for r in good.rows]  # read all the same
+
+
+def _slipped_by(dx_mm: float):
+    """A stand-in for the hole pattern's re-fit that slips the board ``dx_mm`` along its rows."""
+    from pegwatch.vision.localise import grid
+
+    real = grid.refine_to_grid
+
+    def slip(profile, frame, h, **kw):
+        _h, fit = real(profile, frame, h, **kw)
+        shift = np.array([[1.0, 0.0, dx_mm], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+        return shift @ h, fit
+
+    return slip
+
+
+def test_a_pattern_re_fit_that_slipped_off_the_edges_is_re_placed_by_them_and_trusted(invicta, monkeypatch):
+    # The hole pattern is periodic and the pegs' heads lean: its re-fit can
+    # slip while the markers and the board's own edges agree where it is.
+    out = render(invicta, random_contents(invicta, np.random.default_rng(7), rows_played=6), Conditions.easy(), seed=7)
+    monkeypatch.setattr("pegwatch.vision.localise.marker_localiser.refine_to_grid", _slipped_by(5.0))
+    loc = MarkerLocaliser(invicta).locate(out.image)
+    assert loc.ok and loc.outline_mm is not None and loc.outline_mm <= OUTLINE_TOLERANCE_MM
+    assert _hole_errors_mm(invicta, loc, out).max() < 1.0
+
+
+def test_a_re_fit_to_edges_that_cannot_all_be_seen_stays_low_trust(invicta, monkeypatch):
+    out = render(invicta, random_contents(invicta, np.random.default_rng(7), rows_played=6), Conditions.easy(), seed=7)
+    monkeypatch.setattr("pegwatch.vision.localise.marker_localiser.refine_to_grid", _slipped_by(5.0))
+    real = MarkerLocaliser._edges
+    calls: list[int] = []
+
+    def right_edge_hidden(self, gray, h, warp):
+        calls.append(1)
+        got = real(self, gray, h, warp)
+        # Only the re-fits to the edges lose the right edge (a hand over it).
+        return got if len(calls) < 3 else (got[0], None, got[2], got[3])
+
+    monkeypatch.setattr(MarkerLocaliser, "_edges", right_edge_hidden)
+    loc = MarkerLocaliser(invicta).locate(out.image)
+    assert len(calls) == 4  # markers' fit, the pattern's re-fit, the re-fits to the edges from each
+    assert loc.ok and loc.outline_mm is not None and loc.outline_mm > OUTLINE_TOLERANCE_MM

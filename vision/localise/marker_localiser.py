@@ -347,10 +347,48 @@ class MarkerLocaliser:
 
     def _outline(self, gray: NDArray[np.uint8], h: NDArray[np.float64], warp: ImageWarp | None) -> float | None:
         """How far the board's edges in ``gray`` lie from where the fit ``h`` (and ``warp``) puts them."""
+        return outline_error_mm(self._edges(gray, h, warp))
+
+    def _edges(self, gray: NDArray[np.uint8], h: NDArray[np.float64], warp: ImageWarp | None) -> tuple[float | None, ...]:
+        """Per edge, how far the picture's edge lies from the fit's (None where it does not show)."""
         b2i = np.asarray(np.linalg.inv(h), dtype=np.float64)
-        return outline_error_mm(
-            outline_offsets(gray, lambda pts: to_image(warp, apply_homography(b2i, pts)), self.profile.size_mm)
-        )
+        return outline_offsets(gray, lambda pts: to_image(warp, apply_homography(b2i, pts)), self.profile.size_mm)
+
+    def _place_by_edges(
+        self,
+        gray: NDArray[np.uint8],
+        starts: tuple[NDArray[np.float64], ...],
+        warp: ImageWarp | None,
+        anchors_px: NDArray[np.float64],
+        anchors_mm: NDArray[np.float64],
+    ) -> tuple[NDArray[np.float64], float, bool] | None:
+        """The board re-fitted to its own edges and the markers' corners: the
+        fit, its outline and whether it may be trusted. The first start (the
+        pattern's re-fit) places the board for reading unless a later one
+        (the markers' fit) gives a fit that may be trusted.
+
+        Trust comes back only when the re-fit is held on every side and two
+        independent cues agree on it: all four edges show, and every edge and
+        every marker corner lies within the tolerance (a wrong edge, a
+        hand's, pulls the markers off; a hidden edge leaves its end of the
+        board to extrapolation).
+        """
+        first: tuple[NDArray[np.float64], float, bool] | None = None
+        for k, start in enumerate(starts):
+            h = fit_to_outline(gray, start, lambda u: to_image(warp, u), self.profile.size_mm, anchors_px, anchors_mm)
+            if h is None:
+                continue
+            edges = self._edges(gray, h, warp)
+            err = outline_error_mm(edges)
+            if err is None:
+                continue
+            off = float(np.max(np.linalg.norm(apply_homography(h, anchors_px) - anchors_mm, axis=1)))
+            held = all(e is not None for e in edges) and err <= OUTLINE_TOLERANCE_MM and off <= OUTLINE_TOLERANCE_MM
+            if held:
+                return h, err, True
+            if k == 0:
+                first = (h, err, False)
+        return first
 
     def _lens_for(self, size: tuple[int, int], h_markers: NDArray[np.float64]) -> Lens:
         """The calibrated lens at this frame size, else one estimated from the markers' plane."""
@@ -463,13 +501,13 @@ class MarkerLocaliser:
             # the board's own edges, with the markers, place it better for
             # reading: two or three markers leave its far end to
             # extrapolation, and a pattern re-fit can slip by a hole.
-            h3 = fit_to_outline(
-                gray, h, lambda u: to_image(warp, u), self.profile.size_mm, to_ideal(warp, img_pts), board_pts
-            )
-            better = None if h3 is None else self._outline(gray, h3, warp)
-            if h3 is not None and better is not None and better < outline:
-                logger.debug("board edges %.1f mm off; re-fitted to them: %.1f mm", outline, better)
-                h = h3
+            starts = (h,) if h is h_markers else (h, h_markers)
+            placed = self._place_by_edges(gray, starts, warp, to_ideal(warp, img_pts), board_pts)
+            if placed is not None and placed[1] < outline:
+                logger.debug("board edges %.1f mm off; re-fitted to them: %.1f mm", outline, placed[1])
+                h = placed[0]
+                if placed[2]:
+                    outline = placed[1]
         h = h / h[2, 2]
         # An estimated pinhole has no bend: it is posed on the ideal pixels.
         pose_pts = warp.to_ideal(img_pts) if isinstance(warp, RadialWarp) else img_pts
