@@ -143,18 +143,20 @@ def test_a_pattern_re_fit_that_slipped_off_the_edges_is_re_placed_by_them_and_tr
 
 
 def test_a_re_fit_to_edges_that_cannot_all_be_seen_stays_low_trust(invicta, monkeypatch):
+    from pegwatch.vision.localise import outline
+
     out = render(invicta, random_contents(invicta, np.random.default_rng(7), rows_played=6), Conditions.easy(), seed=7)
     monkeypatch.setattr("pegwatch.vision.localise.marker_localiser.refine_to_grid", _slipped_by(5.0))
-    real = MarkerLocaliser._edges
+    real = outline.fit_edges
     calls: list[int] = []
 
-    def right_edge_hidden(self, gray, h, warp):
+    def right_edge_hidden(gray, h, warp_to_image, size_mm):
+        # The re-fits to the edges lose the right edge (a hand over it).
         calls.append(1)
-        got = real(self, gray, h, warp)
-        # Only the re-fits to the edges lose the right edge (a hand over it).
-        return got if len(calls) < 3 else (got[0], None, got[2], got[3])
+        got = real(gray, h, warp_to_image, size_mm)
+        return (got[0], None, got[2], got[3])
 
-    monkeypatch.setattr(MarkerLocaliser, "_edges", right_edge_hidden)
+    monkeypatch.setattr(outline, "fit_edges", right_edge_hidden)
     loc = MarkerLocaliser(invicta).locate(out.image)
-    assert len(calls) == 4  # markers' fit, the pattern's re-fit, the re-fits to the edges from each
+    assert len(calls) == 2  # from the pattern's re-fit, then from the markers' fit
     assert loc.ok and loc.outline_mm is not None and loc.outline_mm > OUTLINE_TOLERANCE_MM

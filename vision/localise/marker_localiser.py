@@ -32,9 +32,9 @@ from pegwatch.vision.localise.corners import MOVED_MM
 from pegwatch.vision.localise.grid import measure_grid, refine_to_grid, row_tuple, worst_residual
 from pegwatch.vision.localise.outline import (
     OUTLINE_TOLERANCE_MM,
-    fit_to_outline,
+    fit_edges,
     outline_error_mm,
-    outline_offsets,
+    place_by_edges,
 )
 from pegwatch.vision.localise.warp import (
     ImageWarp,
@@ -347,48 +347,7 @@ class MarkerLocaliser:
 
     def _outline(self, gray: NDArray[np.uint8], h: NDArray[np.float64], warp: ImageWarp | None) -> float | None:
         """How far the board's edges in ``gray`` lie from where the fit ``h`` (and ``warp``) puts them."""
-        return outline_error_mm(self._edges(gray, h, warp))
-
-    def _edges(self, gray: NDArray[np.uint8], h: NDArray[np.float64], warp: ImageWarp | None) -> tuple[float | None, ...]:
-        """Per edge, how far the picture's edge lies from the fit's (None where it does not show)."""
-        b2i = np.asarray(np.linalg.inv(h), dtype=np.float64)
-        return outline_offsets(gray, lambda pts: to_image(warp, apply_homography(b2i, pts)), self.profile.size_mm)
-
-    def _place_by_edges(
-        self,
-        gray: NDArray[np.uint8],
-        starts: tuple[NDArray[np.float64], ...],
-        warp: ImageWarp | None,
-        anchors_px: NDArray[np.float64],
-        anchors_mm: NDArray[np.float64],
-    ) -> tuple[NDArray[np.float64], float, bool] | None:
-        """The board re-fitted to its own edges and the markers' corners: the
-        fit, its outline and whether it may be trusted. The first start (the
-        pattern's re-fit) places the board for reading unless a later one
-        (the markers' fit) gives a fit that may be trusted.
-
-        Trust comes back only when the re-fit is held on every side and two
-        independent cues agree on it: all four edges show, and every edge and
-        every marker corner lies within the tolerance (a wrong edge, a
-        hand's, pulls the markers off; a hidden edge leaves its end of the
-        board to extrapolation).
-        """
-        first: tuple[NDArray[np.float64], float, bool] | None = None
-        for k, start in enumerate(starts):
-            h = fit_to_outline(gray, start, lambda u: to_image(warp, u), self.profile.size_mm, anchors_px, anchors_mm)
-            if h is None:
-                continue
-            edges = self._edges(gray, h, warp)
-            err = outline_error_mm(edges)
-            if err is None:
-                continue
-            off = float(np.max(np.linalg.norm(apply_homography(h, anchors_px) - anchors_mm, axis=1)))
-            held = all(e is not None for e in edges) and err <= OUTLINE_TOLERANCE_MM and off <= OUTLINE_TOLERANCE_MM
-            if held:
-                return h, err, True
-            if k == 0:
-                first = (h, err, False)
-        return first
+        return outline_error_mm(fit_edges(gray, h, lambda u: to_image(warp, u), self.profile.size_mm))
 
     def _lens_for(self, size: tuple[int, int], h_markers: NDArray[np.float64]) -> Lens:
         """The calibrated lens at this frame size, else one estimated from the markers' plane."""
@@ -502,7 +461,9 @@ class MarkerLocaliser:
             # reading: two or three markers leave its far end to
             # extrapolation, and a pattern re-fit can slip by a hole.
             starts = (h,) if h is h_markers else (h, h_markers)
-            placed = self._place_by_edges(gray, starts, warp, to_ideal(warp, img_pts), board_pts)
+            placed = place_by_edges(
+                gray, starts, lambda u: to_image(warp, u), self.profile.size_mm, to_ideal(warp, img_pts), board_pts
+            )
             if placed is not None and placed[1] < outline:
                 logger.debug("board edges %.1f mm off; re-fitted to them: %.1f mm", outline, placed[1])
                 h = placed[0]

@@ -148,3 +148,57 @@ def fit_to_outline(
             return None
         h = np.asarray(got, dtype=np.float64) / got[2, 2]
     return h
+
+
+def fit_edges(
+    gray: NDArray[np.uint8] | NDArray[np.float32],
+    image_to_board: FloatArray,
+    warp_to_image: Callable[[FloatArray], FloatArray],
+    size_mm: tuple[float, float],
+) -> tuple[float | None, ...]:
+    """:func:`outline_offsets` of the fit ``image_to_board`` (ideal pixels -> board mm)."""
+    b2i: FloatArray = np.asarray(np.linalg.inv(image_to_board), dtype=np.float64)
+    return outline_offsets(gray, lambda pts: warp_to_image(_apply(b2i, pts)), size_mm)
+
+
+def place_by_edges(
+    gray: NDArray[np.uint8] | NDArray[np.float32],
+    starts: tuple[FloatArray, ...],
+    warp_to_image: Callable[[FloatArray], FloatArray],
+    size_mm: tuple[float, float],
+    anchors_px: FloatArray,
+    anchors_mm: FloatArray,
+) -> tuple[FloatArray, float, bool] | None:
+    """The board re-fitted to its own edges and the anchors (the markers'
+    corners; :func:`fit_to_outline`): the fit, its outline and whether it
+    may be trusted. The first start (the hole pattern's re-fit) places the
+    board for reading unless a later one (the markers' own fit) gives a fit
+    that may be trusted.
+
+    Trust comes back only when the re-fit is held on every side and two
+    independent cues agree on it: all four edges show, and every edge and
+    every anchor lies within :data:`OUTLINE_TOLERANCE_MM` of it (a wrong
+    edge, a hand's, pulls the markers off; a hidden edge leaves its end of
+    the board to extrapolation).
+    """
+    first: tuple[FloatArray, float, bool] | None = None
+    for k, start in enumerate(starts):
+        h = fit_to_outline(gray, start, warp_to_image, size_mm, anchors_px, anchors_mm)
+        if h is None:
+            continue
+        edges = fit_edges(gray, h, warp_to_image, size_mm)
+        err = outline_error_mm(edges)
+        if err is None:
+            continue
+        off = float(np.max(np.linalg.norm(_apply(h, anchors_px) - anchors_mm, axis=1)))
+        if all(e is not None for e in edges) and err <= OUTLINE_TOLERANCE_MM and off <= OUTLINE_TOLERANCE_MM:
+            return h, err, True
+        if k == 0:
+            first = (h, err, False)
+    return first
+
+
+def _apply(h: FloatArray, pts: FloatArray) -> FloatArray:
+    q = np.column_stack([np.asarray(pts, dtype=np.float64).reshape(-1, 2), np.ones(len(pts))]) @ h.T
+    out: FloatArray = q[:, :2] / q[:, 2:3]
+    return out
