@@ -67,6 +67,7 @@ from pegwatch.vision.reading import (
 from pegwatch.vision.row_order import covered_before_played
 from pegwatch.vision.sampler import BoardSampler, Features, FloatArray
 from pegwatch.vision.secret import SecretView, see_secret
+from pegwatch.vision.tint import widened
 
 __all__ = ["CLIP_FACTORS", "BoardReader", "BoardSampler", "Features"]
 
@@ -98,6 +99,10 @@ class BoardReader:
         self._localiser: Localiser | None = None
         self.code_model: ColourModel = calibration.code_model
         self.key_model: ColourModel = calibration.key_model
+        #: The models a frame is read with: the calibration's in its light,
+        #: else with the peg classes widened for the light's tint (made on first use).
+        self._cm, self._km = self.code_model, self.key_model
+        self._tinted: tuple[ColourModel, ColourModel] | None = None
         names = self.code_model.names
         self._guess_allowed = [n != SHIELD for n in names]
         self._code_names = np.array(names, dtype=object)
@@ -173,17 +178,18 @@ class BoardReader:
         n_guess = p.rows * p.holes
         light = self._peg_light(f, at_ns)
         self.last_peg_light = light
+        self._cm, self._km = self._models_for(light)
         code_d2 = peg_distances(
-            self.code_model, self._code_lit, light.code, f.code, f.code_linear, f.code_clipped,
+            self._cm, self._code_lit, light.code, f.code, f.code_linear, f.code_clipped,
             f.code_head, f.code_head_linear, f.code_head_clipped,
         )
         key_d2 = peg_distances(
-            self.key_model, self._key_lit, light.keys, f.keys, f.key_linear, f.key_clipped,
+            self._km, self._key_lit, light.keys, f.keys, f.key_linear, f.key_clipped,
             f.key_head, f.key_head_linear, f.key_head_clipped,
         )
-        cc = self.code_model.classify_distances(code_d2[:n_guess], allowed=self._guess_allowed)
-        sc = self.code_model.classify_distances(code_d2[n_guess:])
-        kc = self.key_model.classify_distances(key_d2)
+        cc = self._cm.classify_distances(code_d2[:n_guess], allowed=self._guess_allowed)
+        sc = self._cm.classify_distances(code_d2[n_guess:])
+        kc = self._km.classify_distances(key_d2)
         odd = f.cell_odd if f.cell_odd is not None else np.zeros(len(self.sampler.cell_centres_mm), dtype=bool)
         code_unread = np.concatenate([~cc.accepted, ~sc.accepted])
         code_names_all = np.concatenate([self._code_names[cc.best], self._code_names[sc.best]])
@@ -291,6 +297,15 @@ class BoardReader:
         self._peg_light_fit = (at_ns, pose, sig, light)
         return light
 
+    def _models_for(self, light: PegLight) -> tuple[ColourModel, ColourModel]:
+        """The calibration's models in its own light; in another, with the peg classes widened
+        along the light's tint (see :mod:`~pegwatch.vision.tint`)."""
+        if light.code == 1.0 and light.keys == 1.0:
+            return self.code_model, self.key_model
+        if self._tinted is None:
+            self._tinted = (widened(self.code_model, self._code_is_peg), widened(self.key_model, self._key_is_peg))
+        return self._tinted
+
     @staticmethod
     def _pose_key(loc: Localisation | None) -> bytes:
         """What identifies a fit of the board (its homography), for what is cached while it is kept."""
@@ -383,10 +398,10 @@ class BoardReader:
         # peg's class. Rows from the first wholly bare row on are not in play.
         if accepted and (
             name != EMPTY or unplayed or self.last_peg_light.code == 1.0
-            or not (d2[self._code_is_peg] <= self.code_model.reject_distance2).any()
+            or not (d2[self._code_is_peg] <= self._cm.reject_distance2).any()
         ):
             return HoleReading(name, conf)
-        (cands,) = self.code_model.candidates(d2[None, :], allowed=allowed)
+        (cands,) = self._cm.candidates(d2[None, :], allowed=allowed)
         return HoleReading(UNKNOWN, conf, cands)
 
     def _keys(
@@ -406,7 +421,7 @@ class BoardReader:
         # a row read wholly bare counts as bare only where each hole lies
         # outside every key peg's class, not merely nearer the hole's.
         if in_play and sure.all() and self._key_is_empty[best].all():
-            reach = self.key_model.reject_distance2
+            reach = self._km.reject_distance2
             sure &= ~(d2[:, self._key_is_peg] <= reach).any(axis=1)
         black = int(self._key_is_place[best[sure]].sum())
         white = int(self._key_is_colour[best[sure]].sum())
@@ -416,7 +431,7 @@ class BoardReader:
             return KeyReading(black, white, empty, kconf, ROW_EMPTY if black + white == 0 else ROW_OK)
         may_black = may_white = 0
         for i in np.flatnonzero(~sure):
-            cands = () if occluded[i] else self.key_model.candidates(d2[i][None, :])[0]
+            cands = () if occluded[i] else self._km.candidates(d2[i][None, :])[0]
             names = {c for c, _ in cands}
             may_black += (not names) or self.profile.right_place_key in names
             may_white += (not names) or self.profile.right_colour_key in names
