@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.vision.profile import BoardProfile
+from pegwatch.vision.tint import TINT_DIRECTION
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -26,6 +27,15 @@ BoolArray = NDArray[np.bool_]
 #: How far (mm, beyond a hole's radius) a peg's shadow or domed side may
 #: reach on the plastic: a cell further than this from every hole is free.
 PEG_REACH_MM = 5.0
+#: How far (in ln units of a channel ratio) a cell may lie from the
+#: calibration's plastic under some light and still start the light model:
+#: half of what the cover test calls another colour (cover.PLASTIC_CHROMA_RATIO).
+LOCUS_TOLERANCE = 0.15
+#: The tints (ln(R/B)) a light may give the plastic against the calibration's:
+#: from daylight to a tungsten lamp, either way.
+TINT_RANGE = 1.1
+#: Fewer plastic-like cells than this say nothing about the light.
+MIN_PLASTIC_CELLS = 8
 #: Spacing (mm) of the cells along the board's margin.
 MARGIN_STEP_MM = 20.0
 #: Cells around the shield keep this gap (mm) from its outline: a raised
@@ -235,21 +245,35 @@ def light_design(points_mm: FloatArray) -> FloatArray:
     return np.column_stack([np.ones(len(points_mm)), points_mm[:, 0] / 100.0, points_mm[:, 1] / 100.0])
 
 
-def fit_light(design: FloatArray, values: FloatArray) -> tuple[FloatArray, NDArray[np.bool_]]:
+def fit_light(
+    design: FloatArray, values: FloatArray, reference: Sequence[float] | None = None
+) -> tuple[FloatArray, NDArray[np.bool_]]:
     """The light model over the cells: a plane per channel of the log of
     linear light (``light_design``), fitted to the cells that agree with it.
 
-    It starts from the median (a constant light): a least-squares start
-    would lean towards a sleeve lying over a third of the cells, and the
-    cells that agree with a leaning plane are not the plastic's.
+    Which cells are the plastic is not a vote: a sleeve can lie over more
+    than half of them. With the calibration's plastic colour (``reference``,
+    linear BGR) the fit starts from the cells that are that plastic under
+    some light (:func:`plastic_like`); without it (or with too few such
+    cells) from the median (a constant light), since a least-squares start
+    leans towards a sleeve and the cells that agree with a leaning plane are
+    not the plastic's. Each round keeps the cells within three robust
+    deviations of the last fit, measured on the cells it kept (and never a
+    cell that is no plastic under any light).
     """
-    coef = np.zeros((design.shape[1], values.shape[1]))
-    coef[0] = np.median(values, axis=0)
-    good = np.ones(len(values), dtype=bool)
+    like = plastic_like(values, reference) if reference is not None else None
+    if like is not None and reference is not None and like.sum() >= MIN_PLASTIC_CELLS:
+        good = like
+        candidates = plastic_like(values, reference, one_tint=False)
+        coef, *_ = np.linalg.lstsq(design[good], values[good], rcond=None)
+    else:
+        candidates = good = np.ones(len(values), dtype=bool)
+        coef = np.zeros((design.shape[1], values.shape[1]))
+        coef[0] = np.median(values, axis=0)
     for _ in range(3):
         resid = np.abs(values - design @ coef).max(axis=1)
-        mad = float(np.median(resid)) * 1.4826
-        new_good = resid <= max(3.0 * mad, 0.08)
+        mad = float(np.median(resid[good])) * 1.4826
+        new_good = candidates & (resid <= max(3.0 * mad, 0.08))
         if new_good.sum() < 4:
             break
         settled = np.array_equal(new_good, good)
@@ -258,3 +282,29 @@ def fit_light(design: FloatArray, values: FloatArray) -> tuple[FloatArray, NDArr
         if settled:
             break
     return np.asarray(coef, dtype=np.float64), good
+
+
+def plastic_like(values: FloatArray, reference: Sequence[float], *, one_tint: bool = True) -> NDArray[np.bool_]:
+    """Cells (log linear BGR, n×3) that are the ``reference`` plastic under one light
+    (under any lights, with ``one_tint`` False: two lamps of different colours).
+
+    A light changes the plastic's colour by a grey factor (shade) and a
+    tint along the blackbody locus, within a daylight-to-tungsten range
+    (:data:`~pegwatch.vision.tint.TINT_DIRECTION`). A cell is plastic-like
+    when what is left after both lies within :data:`LOCUS_TOLERANCE`, and
+    its tint is the board's: the most common tint among such cells, within
+    the same tolerance. A green or red sleeve leaves the locus; a navy or
+    brown one needs a tint no lamp gives, or another tint than the plastic.
+    """
+    d = np.asarray(values, dtype=np.float64) - np.log(np.maximum(np.asarray(reference, dtype=np.float64), 1e-6))
+    chroma = d - d.mean(axis=1, keepdims=True)
+    u = TINT_DIRECTION - TINT_DIRECTION.mean()
+    tint = chroma @ u / float(u @ u)
+    off = np.linalg.norm(chroma - tint[:, None] * u[None, :], axis=1)
+    on: NDArray[np.bool_] = (off <= LOCUS_TOLERANCE) & (np.abs(tint) <= TINT_RANGE)
+    if not on.any() or not one_tint:
+        return on
+    near = np.abs(tint[:, None] - tint[None, on]) <= LOCUS_TOLERANCE
+    mode = tint[int(np.argmax(np.where(on, near.sum(axis=1), -1)))]
+    out: NDArray[np.bool_] = on & (np.abs(tint - mode) <= LOCUS_TOLERANCE)
+    return out

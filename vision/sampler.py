@@ -366,7 +366,7 @@ class BoardSampler:
         # Robust log-linear light model of the plastic (never the shield's area).
         logc = np.log(cell_lin)
         fit = self._fit_cells
-        light, good_fit = fit_light(self._design[fit], logc[fit])
+        light, good_fit = fit_light(self._design[fit], logc[fit], plastic_ref)
         good = np.zeros(len(logc), dtype=bool)
         good[fit] = good_fit
         ratio = np.exp(logc - self._design @ light)  # per cell, per channel
