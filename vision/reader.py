@@ -472,6 +472,11 @@ class BoardReader:
                 f"the board's edge lies {loc.outline_mm:.1f} mm from where the markers put it "
                 "(a marker misread, or the board moved on its tray)"
             )
+        if loc.unpinned_edge is not None:
+            reasons.append(
+                f"the board's {loc.unpinned_edge} end is placed by extrapolation alone "
+                "(the markers seen are at the other end, and that end's edge does not show)"
+            )
         ppm = loc.px_per_mm
         if ppm is None and loc.image_to_board is not None:
             w, h = self.profile.size_mm

@@ -160,3 +160,62 @@ def test_a_re_fit_to_edges_that_cannot_all_be_seen_stays_low_trust(invicta, monk
     loc = MarkerLocaliser(invicta).locate(out.image)
     assert len(calls) == 2  # from the pattern's re-fit, then from the markers' fit
     assert loc.ok and loc.outline_mm is not None and loc.outline_mm > OUTLINE_TOLERANCE_MM
+
+
+def _turned_by(radians: float, centre_mm: tuple[float, float]):
+    """A stand-in for the hole pattern's re-fit that turns the board about its centre: its
+    ends move further than a peg's lean while every edge stays, on the median, in place."""
+    from pegwatch.vision.localise import grid
+
+    real = grid.refine_to_grid
+    cx, cy = centre_mm
+    c, s = np.cos(radians), np.sin(radians)
+    turn = np.array([[c, -s, cx - c * cx + s * cy], [s, c, cy - s * cx - c * cy], [0.0, 0.0, 1.0]])
+
+    def slip(profile, frame, h, **kw):
+        _h, fit = real(profile, frame, h, **kw)
+        return turn @ h, fit
+
+    return slip
+
+
+def test_with_the_bend_taken_out_four_markers_outweigh_a_slipping_pattern(invicta, monkeypatch):
+    c = random_contents(invicta, np.random.default_rng(8), rows_played=6)
+    out = render(invicta, c, Conditions.easy().with_(k1=-0.12, tilt_x_deg=6.0), seed=8)
+    w, h = invicta.size_mm
+    monkeypatch.setattr("pegwatch.vision.localise.marker_localiser.refine_to_grid", _turned_by(0.025, (w / 2, h / 2)))
+    loc = MarkerLocaliser(invicta).locate(out.image)
+    assert loc.ok and loc.warp is not None and len(loc.markers_seen) == 4
+    assert loc.outline_mm is not None and loc.outline_mm <= OUTLINE_TOLERANCE_MM
+    assert _hole_errors_mm(invicta, loc, out).max() < 1.0  # the markers' fit, not the slip
+
+
+def test_an_end_of_the_board_only_extrapolation_places_is_named():
+    from pegwatch.vision.localise.outline import unpinned_edge
+
+    size = (260.0, 85.0)
+    left = np.array([[-10.0, -10.0], [-10.0, 95.0]])  # two markers, both at the left end
+    assert unpinned_edge((0.1, None, 0.2, 0.3), left, size) == "right"
+    assert unpinned_edge((0.1, 3.5, 0.2, 0.3), left, size) == "right"  # an edge that is not where the fit puts it
+    assert unpinned_edge((0.1, 0.4, 0.2, 0.3), left, size) is None
+    diagonal = np.array([[-10.0, -10.0], [270.0, 95.0]])
+    assert unpinned_edge((None, None, None, None), diagonal, size) is None
+    top = np.array([[-10.0, -10.0], [270.0, -10.0]])  # both along the top: the bottom is extrapolated
+    assert unpinned_edge((0.1, 0.1, None, 0.1), top, size) == "bottom"
+
+
+def test_a_reading_whose_far_end_is_extrapolated_is_low_trust(invicta_table, invicta_cal):
+    reader = BoardReader(invicta_table.profile, invicta_cal)
+    frame = invicta_table.calibration[0].image
+    real = reader.localiser.locate
+
+    class TwoMarkersOnTheLeft:
+        method = "markers"
+
+        def locate(self, image):
+            return replace(real(image), unpinned_edge="right")
+
+    reader._localiser = TwoMarkersOnTheLeft()
+    low = reader.read(frame)
+    assert low.trust == TRUST_LOW
+    assert any("right end is placed by extrapolation" in r for r in low.trust_reasons)

@@ -84,7 +84,10 @@ class Localisation:
     :meth:`to_image` / :meth:`to_board` go through the warp to the frame's.
     ``outline_mm`` is how far (mm) the board's edges in the picture lie from
     where the fit puts them, at worst (None: not measured, or no edge shows;
-    see :mod:`~pegwatch.vision.localise.outline`).
+    see :mod:`~pegwatch.vision.localise.outline`). ``unpinned_edge`` names
+    the end of the board ("top", "right", "bottom", "left") that only
+    extrapolation places: the markers seen are all at the other end and
+    that end's own edge does not show (None: every end is held).
     """
 
     ok: bool
@@ -102,6 +105,7 @@ class Localisation:
     held: bool = False
     warp: ImageWarp | None = None
     outline_mm: float | None = None
+    unpinned_edge: str | None = None
 
     @property
     def too_coarse(self) -> bool:

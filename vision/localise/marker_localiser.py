@@ -30,11 +30,13 @@ from pegwatch.vision.localise.base import (
 )
 from pegwatch.vision.localise.corners import MOVED_MM
 from pegwatch.vision.localise.grid import measure_grid, refine_to_grid, row_tuple, worst_residual
+from pegwatch.vision.localise.marker_plane import markers_homography
 from pegwatch.vision.localise.outline import (
     OUTLINE_TOLERANCE_MM,
     fit_edges,
     outline_error_mm,
     place_by_edges,
+    unpinned_edge,
 )
 from pegwatch.vision.localise.warp import (
     ImageWarp,
@@ -64,8 +66,6 @@ MOVE_TOLERANCE_MM = 0.5
 #: (or than the profile has) and no kept fit is confirmed: two markers on one
 #: side of the board place its far end poorly.
 RETRY_BELOW = 3
-#: The markers' corners must agree on one plane within this (RMS, mm).
-MAX_MARKER_RMS_MM = 2.0
 #: The hole pattern re-fits the markers' homography when a row sits this far
 #: (mm) from where it puts it: a board slid on its tray, or the lens's bend
 #: where no warp takes it out.
@@ -79,7 +79,6 @@ REFINE_BENT_FROM_MM = 2.0
 #: off vertical leans about 2.3 mm.
 HEAD_LEAN_MM = 2.5
 
-Points = tuple[NDArray[np.float64], NDArray[np.float64], tuple[int, ...]]
 
 
 class MarkerLocaliser:
@@ -296,34 +295,6 @@ class MarkerLocaliser:
 
     # --- the fit -----------------------------------------------------------
 
-    def _homography(self, img_pts: NDArray[np.float64], board_pts: NDArray[np.float64], used: tuple[int, ...]) -> tuple[NDArray[np.float64], float, Points] | None:
-        """The markers' homography; a marker that disagrees with the others (misread, moved) is left out."""
-
-        def fit(ip: NDArray[np.float64], bp: NDArray[np.float64]) -> tuple[NDArray[np.float64], float] | None:
-            found_h, _mask = cv2.findHomography(ip, bp, 0)
-            if found_h is None:
-                return None
-            h = np.asarray(found_h, dtype=np.float64)
-            rms = float(np.sqrt(np.mean(np.sum((apply_homography(h, ip) - bp) ** 2, axis=1))))
-            return h, rms
-
-        got = fit(img_pts, board_pts)
-        if got is not None and got[1] <= MAX_MARKER_RMS_MM:
-            return got[0], got[1], (img_pts, board_pts, used)
-        best: tuple[NDArray[np.float64], float, Points] | None = None
-        if len(used) >= 4:
-            for k in range(len(used)):
-                keep = np.ones(len(img_pts), dtype=bool)
-                keep[4 * k : 4 * k + 4] = False
-                sub = fit(img_pts[keep], board_pts[keep])
-                if sub is not None and (best is None or sub[1] < best[1]):
-                    ids = used[:k] + used[k + 1 :]
-                    best = (sub[0], sub[1], (img_pts[keep], board_pts[keep], ids))
-        if best is not None and best[1] <= MAX_MARKER_RMS_MM:
-            logger.info("marker %s disagrees with the others; left out", sorted(set(used) - set(best[2][2])))
-            return best
-        return None
-
     def _bend(
         self, img_pts: NDArray[np.float64], board_pts: NDArray[np.float64], h: NDArray[np.float64], size: tuple[int, int]
     ) -> tuple[ImageWarp | None, NDArray[np.float64]]:
@@ -417,7 +388,7 @@ class MarkerLocaliser:
         if len(used) < 2:
             return failed(self.method, MARKERS_NOT_FOUND, markers_seen=used)
         img_pts = self._refine_corners(gray, img_pts)
-        got = self._homography(img_pts, board_pts, used)
+        got = markers_homography(img_pts, board_pts, used)
         if got is None:
             # Markers that do not agree on one plane: one was moved or misplaced.
             return failed(self.method, "markers disagree; check they are where the profile says", markers_seen=used)
@@ -442,11 +413,19 @@ class MarkerLocaliser:
                     # of the markers' fit, the board is placed when either fit
                     # puts its edges where the picture has them; further off
                     # (a slide, or a slip by a hole), only the re-fit's count.
+                    # With the lens's bend taken out and three or more
+                    # markers, the markers place every hole within about a
+                    # millimetre: a re-fit further off while their fit sits
+                    # on the board's edges is the pattern slipping.
                     refit = self._outline(gray, h2, warp)
                     holes = np.asarray(self.profile.all_hole_centres_mm(), dtype=np.float64)
                     back = np.asarray(np.linalg.inv(h), dtype=np.float64)
                     moved = float(np.max(np.linalg.norm(apply_homography(h2, apply_homography(back, holes)) - holes, axis=1)))
-                    if outline is None or refit is None or moved > HEAD_LEAN_MM:
+                    held = warp is not None and len(used) >= 3 and outline is not None and outline <= OUTLINE_TOLERANCE_MM
+                    if moved > HEAD_LEAN_MM and held:
+                        h2, fit = h, measure_grid(self.profile, frame, h, warp=warp)
+                        worst = worst_residual(fit)
+                    elif outline is None or refit is None or moved > HEAD_LEAN_MM:
                         outline = refit
                     else:
                         outline = min(outline, refit)
@@ -470,6 +449,11 @@ class MarkerLocaliser:
                 if placed[2]:
                     outline = placed[1]
         h = h / h[2, 2]
+        loose = None
+        if len(used) < 3:
+            seen_mm = np.array([m.centre_mm for m in self.profile.markers if m.id in used], dtype=np.float64)
+            edges = fit_edges(gray, h, lambda u: to_image(warp, u), self.profile.size_mm)
+            loose = unpinned_edge(edges, seen_mm, self.profile.size_mm)
         # An estimated pinhole has no bend: it is posed on the ideal pixels.
         pose_pts = warp.to_ideal(img_pts) if isinstance(warp, RadialWarp) else img_pts
         pose = self._pose(
@@ -490,6 +474,7 @@ class MarkerLocaliser:
             sharpness=sharp,
             warp=warp,
             outline_mm=outline,
+            unpinned_edge=loose,
         )
         self._last = (self._centres(img_pts, used), loc, now)
         self._measured, self._measured_ns = (ppm, sharp), now

@@ -202,3 +202,32 @@ def _apply(h: FloatArray, pts: FloatArray) -> FloatArray:
     q = np.column_stack([np.asarray(pts, dtype=np.float64).reshape(-1, 2), np.ones(len(pts))]) @ h.T
     out: FloatArray = q[:, :2] / q[:, 2:3]
     return out
+
+
+EDGE_NAMES = ("top", "right", "bottom", "left")
+
+
+def unpinned_edge(
+    edges: tuple[float | None, ...], markers_mm: FloatArray, size_mm: tuple[float, float]
+) -> str | None:
+    """The end of the board that nothing but extrapolation places, if any.
+
+    Markers that all lie at one end of the board (spanning less than half
+    its length or width) place its far end by extrapolation alone; the hole
+    pattern cannot pin it either, since it repeats (a fit one hole off lines
+    up as well). That end is held only when its own edge shows (``edges``:
+    per edge, top, right, bottom, left, from :func:`fit_edges`) within
+    :data:`OUTLINE_TOLERANCE_MM`.
+    """
+    pts = np.asarray(markers_mm, dtype=np.float64).reshape(-1, 2)
+    if len(pts) == 0:
+        return None
+    for axis, (near_low, near_high) in ((0, (1, 3)), (1, (2, 0))):
+        extent = size_mm[axis]
+        if float(np.ptp(pts[:, axis])) >= extent / 2:
+            continue
+        far = near_low if float(np.mean(pts[:, axis])) < extent / 2 else near_high
+        seen = edges[far]
+        if seen is None or abs(seen) > OUTLINE_TOLERANCE_MM:
+            return EDGE_NAMES[far]
+    return None
