@@ -189,7 +189,9 @@ def profile_marker_points(
     img: list[NDArray[np.float32]] = []
     board: list[tuple[float, float]] = []
     used: list[int] = []
-    for f in found:
+    # In id order, points and ids alike: the caller pairs the k-th marker's
+    # four corners with the k-th id.
+    for f in sorted(found, key=lambda d: d.id):
         m = by_id.get(f.id)
         if m is None or counts[f.id] != 1:
             continue
@@ -201,7 +203,7 @@ def profile_marker_points(
     return (
         np.concatenate(img).astype(np.float64),
         np.asarray(board, dtype=np.float64),
-        tuple(sorted(used)),
+        tuple(used),
     )
 
 

@@ -42,6 +42,23 @@ def test_dictionary_errors():
         marker_image("DICT_4X4_50", 50, 40)
 
 
+def test_each_marker_s_corners_go_with_its_own_id_in_whatever_order_they_were_found():
+    from pegwatch.vision.markers import DetectedMarker
+
+    p = load_profile("invicta-12x4")
+    by_id = {m.id: m for m in p.markers}
+    found = [
+        DetectedMarker(3, np.full((4, 2), 300.0, dtype=np.float32)),
+        DetectedMarker(0, np.full((4, 2), 0.0, dtype=np.float32)),
+        DetectedMarker(2, np.full((4, 2), 200.0, dtype=np.float32)),
+    ]
+    img, board, used = profile_marker_points(p, found)
+    assert used == (0, 2, 3)
+    for k, mid in enumerate(used):
+        assert np.all(img[4 * k : 4 * k + 4] == 100.0 * mid)  # its own corners ...
+        assert np.allclose(board[4 * k : 4 * k + 4], by_id[mid].corners_mm())  # ... and its own place
+
+
 def test_duplicate_ids_are_dropped():
     p = load_profile("invicta-12x4")
     canvas = np.full((240, 400), 255, np.uint8)
