@@ -1,6 +1,6 @@
 """Distances to the colour classes for holes whose channels the sensor clipped.
 
-A channel at the sensor's ceiling (:data:`pegwatch.vision.sampler.CLIP_LEVEL`)
+A channel at the sensor's ceiling (:data:`pegwatch.vision.pixel_stats.CLIP_LEVEL`)
 says only that the true value is at least what was measured: such a hole
 is classified by its best fit over the values clipping may hide.
 """

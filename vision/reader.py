@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -40,8 +41,9 @@ from numpy.typing import NDArray
 from pegwatch.rules.errors import PegwatchError
 from pegwatch.vision.calibration import SHIELD, Calibration, CalibrationError
 from pegwatch.vision.censored import CLIP_FACTORS
-from pegwatch.vision.colour import Classification, ColourModel
+from pegwatch.vision.colour import Classification, ColourModel, linear_bgr_to_lab
 from pegwatch.vision.cover import Cover
+from pegwatch.vision.key_count import count_keys
 from pegwatch.vision.localise import Localisation, Localiser
 from pegwatch.vision.localise.base import MIN_PX_PER_MM, board_scale_px_per_mm
 from pegwatch.vision.localise.outline import OUTLINE_TOLERANCE_MM
@@ -59,7 +61,6 @@ from pegwatch.vision.reading import (
     UNKNOWN,
     BoardReading,
     HoleReading,
-    KeyReading,
     RowReading,
     doubt_bare_keys,
     unreadable_row,
@@ -103,12 +104,11 @@ class BoardReader:
         #: else with the peg classes widened for the light's tint (made on first use).
         self._cm, self._km = self.code_model, self.key_model
         self._tinted: tuple[ColourModel, ColourModel] | None = None
+        self._disc_models: dict[int, tuple[ColourModel, ColourModel]] = {}
         names = self.code_model.names
         self._guess_allowed = [n != SHIELD for n in names]
         self._code_names = np.array(names, dtype=object)
         key_names = self.key_model.names
-        self._key_is_place = np.array([n == profile.right_place_key for n in key_names])
-        self._key_is_colour = np.array([n == profile.right_colour_key for n in key_names])
         self._key_is_empty = np.array([n == EMPTY for n in key_names])
         self._code_is_peg = np.array([n not in (EMPTY, SHIELD) for n in names])
         self._key_is_peg = ~self._key_is_empty
@@ -161,7 +161,7 @@ class BoardReader:
             frame, loc.image_to_board, self.calibration.plastic_linear,
             localisation=loc if self._heads else None, covers=False, warp=loc.warp,
         )
-        return self._classify(f, stamp, loc)
+        return self._classify(f, stamp, loc, frame)
 
     def unreadable(self, problem: str, at_ns: int) -> BoardReading:
         """A reading that says the board could not be read, and why."""
@@ -173,7 +173,9 @@ class BoardReader:
         """Read an already rectified board image."""
         return self._classify(self.sampler.features(rect, self.calibration.plastic_linear), at_ns, None)
 
-    def _classify(self, f: Features, at_ns: int, loc: Localisation | None) -> BoardReading:
+    def _classify(
+        self, f: Features, at_ns: int, loc: Localisation | None, frame: NDArray[np.uint8] | None = None
+    ) -> BoardReading:
         p = self.profile
         n_guess = p.rows * p.holes
         light = self._peg_light(f, at_ns)
@@ -187,6 +189,7 @@ class BoardReader:
             self._km, self._key_lit, light.keys, f.keys, f.key_linear, f.key_clipped,
             f.key_head, f.key_head_linear, f.key_head_clipped,
         )
+        key_head_bare = None if frame is None or self._heads else self._key_heads_bare(frame, loc, light)
         cc = self._cm.classify_distances(code_d2[:n_guess], allowed=self._guess_allowed)
         sc = self._cm.classify_distances(code_d2[n_guess:])
         kc = self._km.classify_distances(key_d2)
@@ -227,9 +230,9 @@ class BoardReader:
                 )
             )
             ks = slice(r * n_k, (r + 1) * n_k)
-            keys = self._keys(
-                kc.best[ks], kc.accepted[ks], kc.confidence[ks], cover.keys[ks], key_d2[ks],
-                in_play=not not_in_play[sl].all(),
+            keys = count_keys(
+                self.profile, self._km, kc.best[ks], kc.accepted[ks], kc.confidence[ks], cover.keys[ks], key_d2[ks],
+                in_play=not not_in_play[sl].all(), head_bare=None if key_head_bare is None else key_head_bare[ks],
             )
             if any(h.colour == OCCLUDED for h in holes) or keys.status == ROW_OCCLUDED:
                 status = ROW_OCCLUDED
@@ -377,6 +380,36 @@ class BoardReader:
         self._lean_cache = (key, out)
         return out
 
+    def _key_heads_bare(self, frame: NDArray[np.uint8], loc: Localisation | None, light: PegLight) -> NDArray[np.bool_] | None:
+        """Per key hole, whether the place where a key peg's head would stand looks bare too (None: no pose).
+
+        Seen at a slant, and smeared by a shaken camera, a small key peg's
+        head stands off its hole, which then shows the peg's shadow and the
+        plastic: it reads bare. The head's place is the hole's disc moved by
+        the pose's lean at the head's centre; its colour is compared with the
+        key classes' disc colours alone (pegs in the pegs' light).
+        """
+        lean = self._lean(loc)
+        p = self.profile
+        if lean is None or loc is None or loc.image_to_board is None or p.key_head_height_mm <= 0:
+            return None
+        shift = lean[len(self.sampler.code_centres_mm) :] * (p.key_head_centre_height_mm / p.key_head_height_mm)
+        lin = self.sampler.key_discs_shifted(frame, loc.image_to_board, shift, loc.warp)
+        disc = self._disc_model(self._km)
+        d2 = disc.distances2(linear_bgr_to_lab(lin))
+        if light.keys != 1.0:
+            d2[:, self._key_lit] = disc.distances2(linear_bgr_to_lab(lin * light.keys))[:, self._key_lit]
+        out: NDArray[np.bool_] = self._key_is_empty[np.argmin(d2, axis=1)]
+        return out
+
+    def _disc_model(self, model: ColourModel) -> ColourModel:
+        """``model`` over the disc's CIELAB alone (its first three features), made once per model."""
+        got = self._disc_models.get(id(model))
+        if got is None or got[0] is not model:
+            got = (model, replace(model, means=model.means[:, :3], covariances=model.covariances[:, :3, :3]))
+            self._disc_models[id(model)] = got
+        return got[1]
+
     @staticmethod
     def _hole_linear(f: Features) -> FloatArray | None:
         """Normalised linear colour of every code then key hole: the peg's head where it stands."""
@@ -403,46 +436,6 @@ class BoardReader:
             return HoleReading(name, conf)
         (cands,) = self._cm.candidates(d2[None, :], allowed=allowed)
         return HoleReading(UNKNOWN, conf, cands)
-
-    def _keys(
-        self,
-        best: NDArray[np.intp],
-        accepted: NDArray[np.bool_],
-        conf: FloatArray,
-        occluded: NDArray[np.bool_],
-        d2: FloatArray,
-        *,
-        in_play: bool = True,
-    ) -> KeyReading:
-        """Count a row's key pegs; bounds on the counts when some key holes are uncertain."""
-        sure = accepted & ~occluded
-        # "No key peg at all" is the marking a misread most often invents (white
-        # key pegs under warm light, black ones in shade, all read as holes):
-        # a row read wholly bare counts as bare only where each hole lies
-        # outside every key peg's class, not merely nearer the hole's.
-        if in_play and sure.all() and self._key_is_empty[best].all():
-            reach = self._km.reject_distance2
-            sure &= ~(d2[:, self._key_is_peg] <= reach).any(axis=1)
-        black = int(self._key_is_place[best[sure]].sum())
-        white = int(self._key_is_colour[best[sure]].sum())
-        empty = int(self._key_is_empty[best[sure]].sum())
-        kconf = float(conf.min()) if len(conf) else 1.0
-        if sure.all():
-            return KeyReading(black, white, empty, kconf, ROW_EMPTY if black + white == 0 else ROW_OK)
-        may_black = may_white = 0
-        for i in np.flatnonzero(~sure):
-            cands = () if occluded[i] else self._km.candidates(d2[i][None, :])[0]
-            names = {c for c, _ in cands}
-            may_black += (not names) or self.profile.right_place_key in names
-            may_white += (not names) or self.profile.right_colour_key in names
-        status = ROW_OCCLUDED if occluded.any() else ROW_UNKNOWN
-        if status == ROW_OCCLUDED:
-            kconf = 0.0
-        return KeyReading(
-            black, white, empty, kconf, status,
-            black_bounds=(black, black + may_black),
-            white_bounds=(white, white + may_white),
-        )
 
     def _read_secret(self, sc: Classification, d2: FloatArray) -> tuple[HoleReading, ...] | None:
         """The secret holes of an open shield, each read like a guess hole."""

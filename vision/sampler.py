@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,6 +23,15 @@ from pegwatch.vision.colour import linear_bgr_to_lab, srgb_to_linear
 from pegwatch.vision.cover import PLASTIC_BRIGHTNESS_RANGE, CoverGraph, cell_flags
 from pegwatch.vision.localise.base import Localisation
 from pegwatch.vision.localise.warp import ImageWarp, to_image, warp_key
+from pegwatch.vision.pixel_stats import (
+    clipped_channels,
+    disc_offsets,
+    local_matrix,
+    local_mean,
+    median_axis1,
+    square_offsets,
+    trimmed_median,
+)
 from pegwatch.vision.profile import BoardProfile
 
 FloatArray = NDArray[np.float64]
@@ -44,13 +52,6 @@ RING_FRACTIONS = (0.76, 0.94)
 #: holds the glare on a round peg, the bottom 5 % noise and hole edges.
 RANK_LOW = 0.05
 RANK_HIGH = 0.50
-#: A channel whose median is this bright is clipped by the sensor: its true
-#: value is only known to be at least that. A clipped hole is classified by
-#: its best fit over the possible true values (the linear-light factors
-#: (:data:`pegwatch.vision.censored.CLIP_FACTORS`), so a clipped orange that
-#: could also be a yellow is "unknown".
-CLIP_LEVEL = 249
-CLIP_SHARE = 0.2
 
 
 @dataclass(frozen=True)
@@ -107,21 +108,6 @@ class Features:
     key_head_linear: FloatArray | None = None
 
 
-def _disc_offsets(radius_px: float, inner_px: float = -1.0, step: int = 1) -> tuple[IntArray, IntArray]:
-    r = max(radius_px, 1.0)
-    n = int(np.ceil(r))
-    dy, dx = np.mgrid[-n : n + 1 : step, -n : n + 1 : step]
-    d2 = dx * dx + dy * dy
-    keep = (d2 <= r * r) & (d2 > inner_px * inner_px if inner_px > 0 else True)
-    return dy[keep].astype(np.intp), dx[keep].astype(np.intp)
-
-
-def _square_offsets(half_px: float, step: int = 1) -> tuple[IntArray, IntArray]:
-    n = max(round(half_px), 1)
-    dy, dx = np.mgrid[-n : n + 1 : step, -n : n + 1 : step]
-    return dy.ravel().astype(np.intp), dx.ravel().astype(np.intp)
-
-
 class _Points:
     """Integer pixel centres and a sampling pattern around each."""
 
@@ -163,18 +149,18 @@ class BoardSampler:
 
         code_head = profile.code_hole_diameter_mm / 2
         key_head = profile.key_hole_diameter_mm / 2 * 1.05
-        self.code_disc = _Points(self.code_centres_mm, s, *_disc_offsets(code_head * CODE_DISC_FRACTION * s))
-        self.key_disc = _Points(self.key_centres_mm, s, *_disc_offsets(key_head * KEY_DISC_FRACTION * s))
+        self.code_disc = _Points(self.code_centres_mm, s, *disc_offsets(code_head * CODE_DISC_FRACTION * s))
+        self.key_disc = _Points(self.key_centres_mm, s, *disc_offsets(key_head * KEY_DISC_FRACTION * s))
         lo, hi = RING_FRACTIONS
-        self.code_ring = _Points(self.code_centres_mm, s, *_disc_offsets(code_head * hi * s, code_head * lo * s))
-        self.key_ring = _Points(self.key_centres_mm, s, *_disc_offsets(key_head * hi * s, key_head * lo * s))
+        self.code_ring = _Points(self.code_centres_mm, s, *disc_offsets(code_head * hi * s, code_head * lo * s))
+        self.key_ring = _Points(self.key_centres_mm, s, *disc_offsets(key_head * hi * s, key_head * lo * s))
         # The key window: the peg head and some plastic around it, short of
         # the next key hole. Its dark area tells a dark key peg (the whole
         # head) from an empty key hole (the smaller hole only), wherever in
         # the window they sit.
         kpitch = min_pitch(self.key_centres_mm[: profile.key_holes])
         window = max(key_head * 1.1, min(key_head * KEY_WINDOW_FRACTION, kpitch - key_head - 0.3))
-        self.key_window = _Points(self.key_centres_mm, s, *_disc_offsets(window * s))
+        self.key_window = _Points(self.key_centres_mm, s, *disc_offsets(window * s))
         wd2 = self.key_window.dx**2 + self.key_window.dy**2
         self._key_window_outer = wd2 >= (window * 0.88 * s) ** 2
         k = len(self.code_disc.dx)
@@ -191,7 +177,7 @@ class BoardSampler:
         self.cell_centres_mm = all_cells
         half = self.layout.half_mm
         stride = 2 if 2 * half * s > 12 else 1
-        self.cells = _Points(all_cells, s, *_square_offsets(half * s, stride))
+        self.cells = _Points(all_cells, s, *square_offsets(half * s, stride))
         self.row_cells = self.layout.row_cells
         self.code_cells = self.layout.code_cells
         self.key_cells = self.layout.key_cells
@@ -201,9 +187,9 @@ class BoardSampler:
         self._design = light_design(all_cells)
         self._code_design = light_design(self.code_centres_mm)
         self._key_design = light_design(self.key_centres_mm)
-        self._code_local = _local_matrix(self.code_cells, len(code_centres), len(all_cells))
+        self._code_local = local_matrix(self.code_cells, len(code_centres), len(all_cells))
         self._cell_mid = len(self.cells.dx) // 2
-        self._key_local = _local_matrix(self.key_cells, len(key_centres), len(all_cells))
+        self._key_local = local_matrix(self.key_cells, len(key_centres), len(all_cells))
         # Every sample point of every group, in board mm, concatenated so
         # that one gather serves a whole read.
         groups = (
@@ -231,6 +217,9 @@ class BoardSampler:
         self._rect_idx = np.clip(px[:, 1], 0, self.height - 1) * self.width + np.clip(px[:, 0], 0, self.width - 1)
         self._frame_cache: tuple[bytes, tuple[int, int], IntArray] | None = None
         self._head_cache: tuple[bytes, int, tuple[int, int], IntArray] | None = None
+        self._shifted_cache: tuple[bytes, tuple[int, int], IntArray] | None = None
+        #: The key holes' light over the reference in the last frame measured.
+        self._last_key_gain: FloatArray = np.ones((len(self.key_centres_mm), 3))
 
     def frame_indices(
         self, image_to_board: NDArray[np.float64], shape: tuple[int, ...], warp: ImageWarp | None = None
@@ -255,6 +244,35 @@ class BoardSampler:
         idx: IntArray = y * w_img + x
         self._frame_cache = (key, (h_img, w_img), idx)
         return idx
+
+    def key_discs_shifted(
+        self,
+        frame: NDArray[np.uint8],
+        image_to_board: NDArray[np.float64],
+        shift_mm: FloatArray,
+        warp: ImageWarp | None = None,
+    ) -> FloatArray:
+        """Every key hole's disc sampled ``shift_mm`` (per key hole, n×2) off
+        its place on the board, normalised in the last frame's light as the
+        key holes themselves are: linear BGR (n×3). Where a key peg's head
+        stands, seen at a slant. Cached for the last homography and shift."""
+        key = np.asarray(image_to_board, dtype=np.float64).tobytes() + warp_key(warp) + np.asarray(shift_mm).tobytes()
+        shape = (int(frame.shape[0]), int(frame.shape[1]))
+        cache = self._shifted_cache
+        if cache is None or cache[0] != key or cache[1] != shape:
+            n, k = self._shapes[2]
+            pts = (self._group_points[2].reshape(n, k, 2) + np.asarray(shift_mm, dtype=np.float64)[:, None, :]).reshape(-1, 2)
+            b2i = np.linalg.inv(np.asarray(image_to_board, dtype=np.float64))
+            q = pts @ b2i[:2, :2].T + b2i[:2, 2]
+            q = to_image(warp, q / (pts @ b2i[2, :2] + b2i[2, 2])[:, None])
+            x = np.clip(np.rint(q[:, 0]), 0, shape[1] - 1).astype(np.intp)
+            y = np.clip(np.rint(q[:, 1]), 0, shape[0] - 1).astype(np.intp)
+            cache = (key, shape, y * shape[1] + x)
+            self._shifted_cache = cache
+        n, k = self._shapes[2]
+        px = frame.reshape(-1, 3)[cache[2]].reshape(n, k, 3)
+        out: FloatArray = srgb_to_linear(trimmed_median(px, self._key_ranks)) / self._last_key_gain
+        return out
 
     def features(self, rect: NDArray[np.uint8], plastic_ref: Sequence[float] | None) -> Features:
         """Measure a rectified board image (``height`` x ``width`` x 3, BGR).
@@ -337,7 +355,7 @@ class BoardSampler:
         """Per hole: the fraction of its window darker than the plastic around it."""
         lum = win.astype(np.float32).sum(axis=2)
         outer = lum[:, outer_mask]
-        plastic = _median_axis1(outer)
+        plastic = median_axis1(outer)
         out: FloatArray = np.mean(lum < DARK_FRACTION * plastic[:, None], axis=1).astype(np.float64)
         return out
 
@@ -382,13 +400,14 @@ class BoardSampler:
         # Local grey shading from the plastic-like cells beside each hole.
         lo, hi = PLASTIC_BRIGHTNESS_RANGE
         shade_log = np.where(cell_ok, np.log(np.clip(grey, lo, hi)), 0.0)
-        code_shade = _local_mean(self._code_local, shade_log, cell_ok)
-        key_shade = _local_mean(self._key_local, shade_log, cell_ok)
+        code_shade = local_mean(self._code_local, shade_log, cell_ok)
+        key_shade = local_mean(self._key_local, shade_log, cell_ok)
         code_light = np.exp(self._code_design @ light + code_shade[:, None])
         key_light = np.exp(self._key_design @ light + key_shade[:, None])
         mean_plastic = np.exp(np.mean(logc[good], axis=0)) if good.any() else np.exp(logc.mean(axis=0))
         ref = mean_plastic if plastic_ref is None else np.asarray(plastic_ref, dtype=np.float64)
         cell_norm = cell_lin * ref / np.exp(self._design @ light)
+        self._last_key_gain = key_light / ref
         plane = self._hole_features(code_px, code_ring, key_px, key_ring, key_win, code_light / ref, key_light / ref)
         heads = None
         if head is not None:
@@ -427,63 +446,18 @@ class BoardSampler:
     ) -> tuple[FloatArray, FloatArray, NDArray[np.bool_], NDArray[np.bool_], FloatArray, FloatArray]:
         """Light-normalised features of the holes from their samples: (code, keys, code clipped,
         key clipped, code linear, key linear); ``*_gain`` is the light over the reference per hole."""
-        code_med = _trimmed_median(code_px, self._code_ranks)
-        key_med = _trimmed_median(key_px, self._key_ranks)
+        code_med = trimmed_median(code_px, self._code_ranks)
+        key_med = trimmed_median(key_px, self._key_ranks)
         code_lin = srgb_to_linear(code_med) / code_gain
         key_lin = srgb_to_linear(key_med) / key_gain
-        code_ring_lab = linear_bgr_to_lab(srgb_to_linear(_median_axis1(code_ring)) / code_gain)
-        key_ring_lab = linear_bgr_to_lab(srgb_to_linear(_median_axis1(key_ring)) / key_gain)
+        code_ring_lab = linear_bgr_to_lab(srgb_to_linear(median_axis1(code_ring)) / code_gain)
+        key_ring_lab = linear_bgr_to_lab(srgb_to_linear(median_axis1(key_ring)) / key_gain)
         dark = self._dark_area(key_win, self._key_window_outer)[:, None]
         return (
             np.concatenate([linear_bgr_to_lab(code_lin), code_ring_lab], axis=1),
             np.concatenate([linear_bgr_to_lab(key_lin), key_ring_lab, dark], axis=1),
-            _clipped(code_med, code_px),
-            _clipped(key_med, key_px),
+            clipped_channels(code_med, code_px),
+            clipped_channels(key_med, key_px),
             code_lin,
             key_lin,
         )
-
-
-def _clipped(med: FloatArray, px: NDArray[np.uint8]) -> NDArray[np.bool_]:
-    """Per channel: saturated while another channel is not (the hue is uncertain).
-
-    A channel counts as saturated when the kept pixels' median is at the
-    ceiling, or when a good part of the whole disc is (JPEG rings the
-    ceiling down a little, and the brightest pixels were not kept).
-    """
-    sat = (med >= CLIP_LEVEL) | (np.mean(px >= CLIP_LEVEL, axis=1) >= CLIP_SHARE)
-    out: NDArray[np.bool_] = sat & (med.min(axis=1) < CLIP_LEVEL - 15)[:, None]
-    return out
-
-
-def _local_matrix(beside: Sequence[Sequence[int]], n: int, n_cells: int) -> FloatArray:
-    m = np.zeros((n, n_cells), dtype=np.float64)
-    for i, cells in enumerate(beside):
-        for c in cells:
-            m[i, c] = 1.0
-    return m
-
-
-
-def _trimmed_median(px: NDArray[np.uint8], ranks: IntArray) -> FloatArray:
-    """Per-channel median of the pixels in the brightness-rank window."""
-    lum = px.astype(np.int16).sum(axis=2)
-    order = np.argsort(lum, axis=1)[:, ranks]
-    kept = np.take_along_axis(px, order[:, :, None], axis=1)
-    return _median_axis1(kept)
-
-
-def _median_axis1(x: NDArray[Any]) -> FloatArray:
-    """``np.median(x, axis=1)``, by partition: the same numbers without its overhead."""
-    n = x.shape[1]
-    k = n // 2
-    if n % 2:
-        return np.asarray(np.partition(x, k, axis=1)[:, k], dtype=np.float64)
-    part = np.partition(x, (k - 1, k), axis=1)
-    return (part[:, k - 1].astype(np.float64) + part[:, k].astype(np.float64)) / 2.0
-
-
-def _local_mean(matrix: FloatArray, values: FloatArray, ok: NDArray[np.bool_]) -> FloatArray:
-    w = matrix @ ok.astype(np.float64)
-    s = matrix @ np.where(ok, values, 0.0)
-    return np.where(w > 0, s / np.maximum(w, 1.0), 0.0)

@@ -1,0 +1,74 @@
+"""Counting a row's key pegs from its key holes' classes, with bounds where some are uncertain.
+
+What a bare key hole must prove before it counts as bare is here: "no key
+peg" is what makes a correctly marked row look mis-marked (see
+``docs/vision.md``, What "bare" must prove).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pegwatch.vision.colour import ColourModel
+from pegwatch.vision.profile import BoardProfile
+from pegwatch.vision.reading import EMPTY, ROW_EMPTY, ROW_OCCLUDED, ROW_OK, ROW_UNKNOWN, KeyReading
+
+FloatArray = NDArray[np.float64]
+
+
+def count_keys(
+    profile: BoardProfile,
+    model: ColourModel,
+    best: NDArray[np.intp],
+    accepted: NDArray[np.bool_],
+    conf: FloatArray,
+    occluded: NDArray[np.bool_],
+    d2: FloatArray,
+    *,
+    in_play: bool = True,
+    head_bare: NDArray[np.bool_] | None = None,
+) -> KeyReading:
+    """Count a row's key pegs (``model``'s classes: ``best``, ``accepted``,
+    ``conf`` and squared distances ``d2`` per key hole; ``occluded`` holes
+    under a cover); bounds on the counts when some key holes are uncertain.
+
+    ``head_bare``: per key hole, whether the place where a key peg's head
+    would stand looks bare too (``BoardReader._key_heads_bare``). In a row
+    in play, a hole read bare counts only when its head's place agrees.
+    """
+    names = np.array(model.names, dtype=object)
+    is_empty = names == EMPTY
+    is_place = names == profile.right_place_key
+    is_colour = names == profile.right_colour_key
+    sure = accepted & ~occluded
+    hidden = np.zeros(len(best), dtype=bool)
+    if in_play and head_bare is not None:
+        hidden = sure & is_empty[best] & ~head_bare
+        sure &= ~hidden
+    # "No key peg at all" is the marking a misread most often invents (white
+    # key pegs under warm light, black ones in shade, all read as holes):
+    # a row read wholly bare counts as bare only where each hole lies
+    # outside every key peg's class, not merely nearer the hole's.
+    if in_play and sure.all() and is_empty[best].all():
+        sure &= ~(d2[:, ~is_empty] <= model.reject_distance2).any(axis=1)
+    black = int(is_place[best[sure]].sum())
+    white = int(is_colour[best[sure]].sum())
+    empty = int(is_empty[best[sure]].sum())
+    kconf = float(conf.min()) if len(conf) else 1.0
+    if sure.all():
+        return KeyReading(black, white, empty, kconf, ROW_EMPTY if black + white == 0 else ROW_OK)
+    may_black = may_white = 0
+    for i in np.flatnonzero(~sure):
+        cands = () if occluded[i] or hidden[i] else model.candidates(d2[i][None, :])[0]
+        seen = {c for c, _ in cands}
+        may_black += (not seen) or profile.right_place_key in seen
+        may_white += (not seen) or profile.right_colour_key in seen
+    status = ROW_OCCLUDED if occluded.any() else ROW_UNKNOWN
+    if status == ROW_OCCLUDED:
+        kconf = 0.0
+    return KeyReading(
+        black, white, empty, kconf, status,
+        black_bounds=(black, black + may_black),
+        white_bounds=(white, white + may_white),
+    )

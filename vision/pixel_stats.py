@@ -1,0 +1,80 @@
+"""Pixel statistics for the sampler: sampling patterns, robust medians, clipped channels, local means."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.intp]
+
+#: A channel whose median is this bright is clipped by the sensor: its true
+#: value is only known to be at least that. A clipped hole is classified by
+#: its best fit over the possible true values (the linear-light factors
+#: (:data:`pegwatch.vision.censored.CLIP_FACTORS`), so a clipped orange that
+#: could also be a yellow is "unknown".
+CLIP_LEVEL = 249
+CLIP_SHARE = 0.2
+
+
+def disc_offsets(radius_px: float, inner_px: float = -1.0, step: int = 1) -> tuple[IntArray, IntArray]:
+    r = max(radius_px, 1.0)
+    n = int(np.ceil(r))
+    dy, dx = np.mgrid[-n : n + 1 : step, -n : n + 1 : step]
+    d2 = dx * dx + dy * dy
+    keep = (d2 <= r * r) & (d2 > inner_px * inner_px if inner_px > 0 else True)
+    return dy[keep].astype(np.intp), dx[keep].astype(np.intp)
+
+
+def square_offsets(half_px: float, step: int = 1) -> tuple[IntArray, IntArray]:
+    n = max(round(half_px), 1)
+    dy, dx = np.mgrid[-n : n + 1 : step, -n : n + 1 : step]
+    return dy.ravel().astype(np.intp), dx.ravel().astype(np.intp)
+
+
+def clipped_channels(med: FloatArray, px: NDArray[np.uint8]) -> NDArray[np.bool_]:
+    """Per channel: saturated while another channel is not (the hue is uncertain).
+
+    A channel counts as saturated when the kept pixels' median is at the
+    ceiling, or when a good part of the whole disc is (JPEG rings the
+    ceiling down a little, and the brightest pixels were not kept).
+    """
+    sat = (med >= CLIP_LEVEL) | (np.mean(px >= CLIP_LEVEL, axis=1) >= CLIP_SHARE)
+    out: NDArray[np.bool_] = sat & (med.min(axis=1) < CLIP_LEVEL - 15)[:, None]
+    return out
+
+
+def local_matrix(beside: Sequence[Sequence[int]], n: int, n_cells: int) -> FloatArray:
+    m = np.zeros((n, n_cells), dtype=np.float64)
+    for i, cells in enumerate(beside):
+        for c in cells:
+            m[i, c] = 1.0
+    return m
+
+
+
+def trimmed_median(px: NDArray[np.uint8], ranks: IntArray) -> FloatArray:
+    """Per-channel median of the pixels in the brightness-rank window."""
+    lum = px.astype(np.int16).sum(axis=2)
+    order = np.argsort(lum, axis=1)[:, ranks]
+    kept = np.take_along_axis(px, order[:, :, None], axis=1)
+    return median_axis1(kept)
+
+
+def median_axis1(x: NDArray[Any]) -> FloatArray:
+    """``np.median(x, axis=1)``, by partition: the same numbers without its overhead."""
+    n = x.shape[1]
+    k = n // 2
+    if n % 2:
+        return np.asarray(np.partition(x, k, axis=1)[:, k], dtype=np.float64)
+    part = np.partition(x, (k - 1, k), axis=1)
+    return (part[:, k - 1].astype(np.float64) + part[:, k].astype(np.float64)) / 2.0
+
+
+def local_mean(matrix: FloatArray, values: FloatArray, ok: NDArray[np.bool_]) -> FloatArray:
+    w = matrix @ ok.astype(np.float64)
+    s = matrix @ np.where(ok, values, 0.0)
+    return np.where(w > 0, s / np.maximum(w, 1.0), 0.0)
