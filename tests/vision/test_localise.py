@@ -105,6 +105,36 @@ def test_repeated_frames_reuse_the_fit_and_follow_a_moved_camera(invicta):
     assert moved is not first and _hole_error_mm(invicta, moved, b) < 0.3
 
 
+def test_a_marker_its_window_misses_costs_no_search_of_the_whole_frame(invicta, monkeypatch):
+    # A marker only a retry pass found (small, blurred) is missed again in its
+    # window at half size; while the others sit where they were the kept fit
+    # stands on them, and nothing searches the whole frame.
+    c = random_contents(invicta, np.random.default_rng(4))
+    a = render(invicta, c, Conditions.easy(), seed=4)
+    loc = MarkerLocaliser(invicta)
+    first = loc.locate(a.image)
+    assert len(first.markers_seen) == 4
+    real = loc._find
+    frames: list[tuple[int, ...]] = []
+
+    def windows_miss_marker_2(gray, offset=(0, 0), **kw):
+        frames.append(gray.shape)
+        return [f for f in real(gray, offset, **kw) if f.id != 2]
+
+    monkeypatch.setattr(loc, "_find", windows_miss_marker_2)
+    again = loc.locate(a.image)
+    assert again.image_to_board is first.image_to_board  # the kept fit
+    assert set(again.markers_seen) == {0, 1, 3}
+    assert a.image.shape[:2] not in frames  # four windows, no whole frame
+    # When a re-fit falls due the retry passes look for it again.
+    last = loc._last
+    assert last is not None
+    loc._last = (last[0], last[1], last[2] - int(2 * loc.recheck_s * 1e9))
+    monkeypatch.setattr(loc, "_find", lambda gray, offset=(0, 0), **kw: real(gray, offset, **kw) if kw.get("kind") == "retry" else windows_miss_marker_2(gray, offset, **kw))
+    refit = loc.locate(a.image)
+    assert len(refit.markers_seen) == 4
+
+
 def test_rectify_puts_board_mm_at_pixels(invicta):
     colours = ("yellow", "blue", "yellow", "blue")
     c = BoardContents((colours,) + (None,) * 11, (None,) * 12)

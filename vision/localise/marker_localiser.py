@@ -154,15 +154,27 @@ class MarkerLocaliser:
             # The camera is fixed: look where the markers were last time first.
             for x0, y0, x1, y1 in self._rois.values():
                 found.extend(self._find(gray[y0:y1, x0:x1], (x0, y0)))
-            if {f.id for f in found} != set(self._rois):
+            if {f.id for f in found} != set(self._rois) and not self._keeps(gray, found):
                 found = []
         if not found:
             found = self._find(gray)
         return found
 
-    def _retry(self, gray: NDArray[np.uint8], found: list[DetectedMarker]) -> list[DetectedMarker]:
-        """More passes, each adding the markers the others missed, until enough are found."""
-        want = min(RETRY_BELOW, len(self.profile.markers))
+    def _keeps(self, gray: NDArray[np.uint8], found: list[DetectedMarker]) -> bool:
+        """Would the kept fit stand on ``found`` (two or more markers where they were, within
+        ``recheck_s`` of the fit)? Then the markers the windows missed (found by a retry pass
+        the first time) need no search of the whole frame."""
+        img_pts, _board, used = profile_marker_points(self.profile, found)
+        last = self._last
+        return (
+            last is not None
+            and time.monotonic_ns() - last[2] < self.recheck_s * 1e9
+            and self._agrees(self._centres(self._refine_corners(gray, img_pts), used))
+        )
+
+    def _retry(self, gray: NDArray[np.uint8], found: list[DetectedMarker], want: int = RETRY_BELOW) -> list[DetectedMarker]:
+        """More passes, each adding the markers the others missed, until ``want`` are found."""
+        want = min(want, len(self.profile.markers))
         ids = {m.id for m in self.profile.markers}
         have = {f.id: f for f in found if f.id in ids}
         # (image, scale, detector kind) of each pass; equalised and sharpened
@@ -367,8 +379,13 @@ class MarkerLocaliser:
         img_pts, board_pts, used = profile_marker_points(self.profile, found)
         centres = self._centres(img_pts, used)
         agrees = self._agrees(centres)
-        if not agrees and len(used) < min(RETRY_BELOW, len(self.profile.markers)):
-            found = self._retry(gray, found)
+        # A re-fit falls due with fewer markers than the last fit had (one the
+        # retry passes found): look for them again, so that it keeps their help.
+        last_fit = self._last
+        due = last_fit is not None and time.monotonic_ns() - last_fit[2] >= self.recheck_s * 1e9
+        fewer = last_fit is not None and len(used) < len(last_fit[1].markers_seen)
+        if (not agrees and len(used) < min(RETRY_BELOW, len(self.profile.markers))) or (due and fewer):
+            found = self._retry(gray, found, max(RETRY_BELOW, len(last_fit[1].markers_seen) if last_fit else 0))
             img_pts, board_pts, used = profile_marker_points(self.profile, found)
             centres = self._centres(img_pts, used)
             agrees = self._agrees(centres)
