@@ -441,7 +441,7 @@ class MarkerLocaliser:
                     held = warp is not None and len(used) >= 3 and outline is not None and outline <= OUTLINE_TOLERANCE_MM
                     if moved > HEAD_LEAN_MM and held:
                         h2, fit = h, measure_grid(self.profile, frame, h, warp=warp)
-                        worst = worst_residual(fit)
+                        worst = np.nan_to_num(worst_residual(fit), nan=HEAD_LEAN_MM)
                     elif outline is None or refit is None or moved > HEAD_LEAN_MM:
                         outline = refit
                     else:
