@@ -98,7 +98,7 @@ def marker_image(name: str, marker_id: int, side_px: int, *, quiet_zone: bool = 
 #: Detector settings: "steady" is the every-frame pass, "retry" the pass a
 #: frame gets when the first one found too few markers (see
 #: :class:`~pegwatch.vision.localise.MarkerLocaliser`).
-DETECTOR_KINDS = ("steady", "retry", "lenient")
+DETECTOR_KINDS = ("steady", "retry", "lenient", "soft")
 
 
 @lru_cache(maxsize=16)
@@ -126,6 +126,9 @@ def _detector(name: str, kind: str = "steady") -> Any:
         params.adaptiveThreshWinSizeStep = 4
         params.polygonalApproxAccuracyRate = 0.07
         params.cornerRefinementWinSize = 3
+    elif kind == "soft":
+        # The retry's candidates, decoded again by :func:`_decode_soft`.
+        return _detector(name, "retry")
     elif kind == "lenient":
         # The last pass, for a marker blur or JPEG has cost a few bits: every
         # correctable bit is corrected. Such an id is only a candidate; the
@@ -162,15 +165,60 @@ def detect_markers(image: NDArray[np.uint8], dictionary: str, *, kind: str = "st
     gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     det = _detector(dictionary, kind)
     if isinstance(det, tuple):  # pragma: no cover - OpenCV < 4.7
-        corners, ids, _rej = _aruco().detectMarkers(gray, det[0], parameters=det[1])
+        corners, ids, rejected = _aruco().detectMarkers(gray, det[0], parameters=det[1])
     else:
-        corners, ids, _rej = det.detectMarkers(gray)
+        corners, ids, rejected = det.detectMarkers(gray)
+    if kind == "soft":
+        return _decode_soft(np.asarray(gray, dtype=np.uint8), rejected, dictionary)
     if ids is None:
         return []
     found = [
         DetectedMarker(int(i), np.asarray(c, dtype=np.float32).reshape(4, 2))
         for i, c in zip(ids.ravel(), corners, strict=True)
     ]
+    return found
+
+
+#: Pixels per module when a candidate is read again by :func:`_decode_soft`.
+_SOFT_CELL_PX = 8
+
+
+def _decode_soft(gray: NDArray[np.uint8], quads: Any, dictionary: str) -> list[DetectedMarker]:
+    """The detector's rejected quadrilaterals read again, module by module.
+
+    A blurred marker keeps every bit, only soft: OpenCV's decoding (Otsu
+    over each cell's whole area) loses it, while each module's centre still
+    says black or white against the midpoint of the marker's own darkest and
+    brightest modules. Only an exact code counts (every border module dark,
+    every bit matching one id); such an id is still only a candidate, which
+    the localiser keeps only where the markers it surely found put it.
+    """
+    bits, count = dictionary_info(dictionary)
+    side = bits + 2
+    cell = _SOFT_CELL_PX
+    codes = np.stack([(_marker_bits(dictionary, m)[1:-1, 1:-1] > 127) for m in range(count)])
+    dst = np.array([[0, 0], [side * cell, 0], [side * cell, side * cell], [0, side * cell]], dtype=np.float32)
+    found: list[DetectedMarker] = []
+    for q in quads or ():
+        quad = np.asarray(q, dtype=np.float32).reshape(4, 2)
+        if float(np.min(np.linalg.norm(np.roll(quad, 1, axis=0) - quad, axis=1))) < 2 * side:
+            continue  # under two pixels a module: nothing to read
+        warp = cv2.getPerspectiveTransform(quad, dst)
+        top = cv2.warpPerspective(gray, warp, (side * cell, side * cell), flags=cv2.INTER_LINEAR)
+        c = cell // 4
+        modules = top.reshape(side, cell, side, cell)[:, c : cell - c, :, c : cell - c].mean(axis=(1, 3))
+        lo, hi = float(np.percentile(modules, 10)), float(np.percentile(modules, 90))
+        if hi - lo < 20:
+            continue
+        white = modules > (lo + hi) / 2
+        if white[0].any() or white[-1].any() or white[:, 0].any() or white[:, -1].any():
+            continue
+        inner = white[1:-1, 1:-1]
+        for turn in range(4):
+            match = np.flatnonzero((codes == np.rot90(inner, -turn)[None]).all(axis=(1, 2)))
+            if len(match) == 1:
+                found.append(DetectedMarker(int(match[0]), np.roll(quad, turn, axis=0)))
+                break
     return found
 
 

@@ -59,6 +59,24 @@ def test_each_marker_s_corners_go_with_its_own_id_in_whatever_order_they_were_fo
         assert np.allclose(board[4 * k : 4 * k + 4], by_id[mid].corners_mm())  # ... and its own place
 
 
+def test_a_marker_too_soft_for_the_detector_is_read_again_module_by_module():
+    sharp = np.full((240, 240), 255, np.uint8)
+    m = marker_image("DICT_4X4_50", 0, 80, quiet_zone=True)
+    sharp[40 : 40 + m.shape[0], 50 : 50 + m.shape[1]] = m
+    for turn in range(4):
+        image = np.ascontiguousarray(np.rot90(sharp, turn))
+        truth = detect_markers(image, "DICT_4X4_50", kind="retry")
+        blurred = cv2.GaussianBlur(image, (0, 0), 5.0)
+        assert detect_markers(blurred, "DICT_4X4_50", kind="retry") == []  # too soft for OpenCV's decoding
+        (soft,) = detect_markers(blurred, "DICT_4X4_50", kind="soft")
+        assert soft.id == 0 and np.abs(soft.corners - truth[0].corners).max() < 4  # corners in the marker's order
+    # A grey square of the right size is no marker: nothing inside it is exact.
+    plain = np.full((240, 240), 255, np.uint8)
+    plain[60:140, 70:150] = 30
+    plain[80:120, 90:130] = 200
+    assert detect_markers(cv2.GaussianBlur(plain, (0, 0), 5.0), "DICT_4X4_50", kind="soft") == []
+
+
 def test_duplicate_ids_are_dropped():
     p = load_profile("invicta-12x4")
     canvas = np.full((240, 400), 255, np.uint8)

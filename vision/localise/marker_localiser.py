@@ -194,8 +194,8 @@ class MarkerLocaliser:
             for f in self._find(made[image], scale=scale, kind=kind):
                 if f.id in ids and f.id not in have:
                     have[f.id] = f
-        if have and len(have) < want:
-            for f in self._find(gray, scale=1.0, kind="lenient"):
+        for kind in ("lenient", "soft"):  # candidates only: each must stand where the sure ones put it
+            for f in self._find(gray, scale=1.0, kind=kind) if have and len(have) < want else ():
                 if f.id in ids and f.id not in have and self._confirmed(f, list(have.values())):
                     have[f.id] = f
         extra = [f for f in found if f.id not in ids]
