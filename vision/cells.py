@@ -261,10 +261,10 @@ def fit_light(
     deviations of the last fit, measured on the cells it kept (and never a
     cell that is no plastic under any light).
     """
-    like = plastic_like(values, reference) if reference is not None else None
-    if like is not None and reference is not None and like.sum() >= MIN_PLASTIC_CELLS:
+    tint, candidates = _on_locus(values, reference) if reference is not None else (None, None)
+    like = None if tint is None or candidates is None else _one_tint(tint, candidates)
+    if like is not None and candidates is not None and like.sum() >= MIN_PLASTIC_CELLS:
         good = like
-        candidates = plastic_like(values, reference, one_tint=False)
         coef, *_ = np.linalg.lstsq(design[good], values[good], rcond=None)
     else:
         candidates = good = np.ones(len(values), dtype=bool)
@@ -284,9 +284,8 @@ def fit_light(
     return np.asarray(coef, dtype=np.float64), good
 
 
-def plastic_like(values: FloatArray, reference: Sequence[float], *, one_tint: bool = True) -> NDArray[np.bool_]:
-    """Cells (log linear BGR, n×3) that are the ``reference`` plastic under one light
-    (under any lights, with ``one_tint`` False: two lamps of different colours).
+def plastic_like(values: FloatArray, reference: Sequence[float]) -> NDArray[np.bool_]:
+    """Cells (log linear BGR, n×3) that are the ``reference`` plastic under one light.
 
     A light changes the plastic's colour by a grey factor (shade) and a
     tint along the blackbody locus, within a daylight-to-tungsten range
@@ -296,13 +295,24 @@ def plastic_like(values: FloatArray, reference: Sequence[float], *, one_tint: bo
     the same tolerance. A green or red sleeve leaves the locus; a navy or
     brown one needs a tint no lamp gives, or another tint than the plastic.
     """
+    return _one_tint(*_on_locus(values, reference))
+
+
+def _on_locus(values: FloatArray, reference: Sequence[float]) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """Per cell, its tint (ln(R/B)) against ``reference`` and whether it is that
+    plastic under some light, whatever its tint (two lamps of different colours)."""
     d = np.asarray(values, dtype=np.float64) - np.log(np.maximum(np.asarray(reference, dtype=np.float64), 1e-6))
     chroma = d - d.mean(axis=1, keepdims=True)
     u = TINT_DIRECTION - TINT_DIRECTION.mean()
-    tint = chroma @ u / float(u @ u)
+    tint: FloatArray = chroma @ u / float(u @ u)
     off = np.linalg.norm(chroma - tint[:, None] * u[None, :], axis=1)
     on: NDArray[np.bool_] = (off <= LOCUS_TOLERANCE) & (np.abs(tint) <= TINT_RANGE)
-    if not on.any() or not one_tint:
+    return tint, on
+
+
+def _one_tint(tint: FloatArray, on: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    """Of the cells ``on`` the locus, those of the most common tint (within :data:`LOCUS_TOLERANCE`)."""
+    if not on.any():
         return on
     near = np.abs(tint[:, None] - tint[None, on]) <= LOCUS_TOLERANCE
     mode = tint[int(np.argmax(np.where(on, near.sum(axis=1), -1)))]

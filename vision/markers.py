@@ -126,9 +126,6 @@ def _detector(name: str, kind: str = "steady") -> Any:
         params.adaptiveThreshWinSizeStep = 4
         params.polygonalApproxAccuracyRate = 0.07
         params.cornerRefinementWinSize = 3
-    elif kind == "soft":
-        # The retry's candidates, decoded again by :func:`_decode_soft`.
-        return _detector(name, "retry")
     elif kind == "lenient":
         # The last pass, for a marker blur or JPEG has cost a few bits: every
         # correctable bit is corrected. Such an id is only a candidate; the
@@ -163,7 +160,8 @@ def detect_markers(image: NDArray[np.uint8], dictionary: str, *, kind: str = "st
 
     ``kind`` picks the detector's settings (:data:`DETECTOR_KINDS`)."""
     gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
-    det = _detector(dictionary, kind)
+    # "soft" reads the retry's rejected candidates again (:func:`_decode_soft`).
+    det = _detector(dictionary, "retry" if kind == "soft" else kind)
     if isinstance(det, tuple):  # pragma: no cover - OpenCV < 4.7
         corners, ids, rejected = _aruco().detectMarkers(gray, det[0], parameters=det[1])
     else:

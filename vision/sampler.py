@@ -234,14 +234,7 @@ class BoardSampler:
         cache = self._frame_cache
         if cache is not None and cache[0] == key and cache[1] == (h_img, w_img):
             return cache[2]
-        b2i = np.linalg.inv(np.asarray(image_to_board, dtype=np.float64))
-        pts = self.sample_points_mm
-        q = pts @ b2i[:2, :2].T + b2i[:2, 2]
-        wgt = pts @ b2i[2, :2] + b2i[2, 2]
-        q = to_image(warp, q / wgt[:, None])
-        x = np.clip(np.rint(q[:, 0]), 0, w_img - 1).astype(np.intp)
-        y = np.clip(np.rint(q[:, 1]), 0, h_img - 1).astype(np.intp)
-        idx: IntArray = y * w_img + x
+        idx = _board_pixels(self.sample_points_mm, image_to_board, (h_img, w_img), warp)
         self._frame_cache = (key, (h_img, w_img), idx)
         return idx
 
@@ -262,12 +255,7 @@ class BoardSampler:
         if cache is None or cache[0] != key or cache[1] != shape:
             n, k = self._shapes[2]
             pts = (self._group_points[2].reshape(n, k, 2) + np.asarray(shift_mm, dtype=np.float64)[:, None, :]).reshape(-1, 2)
-            b2i = np.linalg.inv(np.asarray(image_to_board, dtype=np.float64))
-            q = pts @ b2i[:2, :2].T + b2i[:2, 2]
-            q = to_image(warp, q / (pts @ b2i[2, :2] + b2i[2, 2])[:, None])
-            x = np.clip(np.rint(q[:, 0]), 0, shape[1] - 1).astype(np.intp)
-            y = np.clip(np.rint(q[:, 1]), 0, shape[0] - 1).astype(np.intp)
-            cache = (key, shape, y * shape[1] + x)
+            cache = (key, shape, _board_pixels(pts, image_to_board, shape, warp))
             self._shifted_cache = cache
         n, k = self._shapes[2]
         px = frame.reshape(-1, 3)[cache[2]].reshape(n, k, 3)
@@ -334,9 +322,7 @@ class BoardSampler:
             loc.to_image_at_height(g[5], key_h),
         ]
         q = np.concatenate(parts)
-        x = np.clip(np.rint(q[:, 0]), 0, w_img - 1).astype(np.intp)
-        y = np.clip(np.rint(q[:, 1]), 0, h_img - 1).astype(np.intp)
-        idx: IntArray = y * w_img + x
+        idx = _flat_pixels(q, (h_img, w_img))
         self._head_cache = (key, id(loc.pose), (h_img, w_img), idx)
         return idx
 
@@ -461,3 +447,20 @@ class BoardSampler:
             code_lin,
             key_lin,
         )
+
+
+def _board_pixels(
+    pts_mm: FloatArray, image_to_board: NDArray[np.float64], shape: tuple[int, int], warp: ImageWarp | None
+) -> IntArray:
+    """Flat indices of the frame's pixels nearest board points (mm), through the fit and the lens's bend."""
+    b2i = np.linalg.inv(np.asarray(image_to_board, dtype=np.float64))
+    q = pts_mm @ b2i[:2, :2].T + b2i[:2, 2]
+    return _flat_pixels(to_image(warp, q / (pts_mm @ b2i[2, :2] + b2i[2, 2])[:, None]), shape)
+
+
+def _flat_pixels(q: FloatArray, shape: tuple[int, int]) -> IntArray:
+    """Flat indices of the pixels nearest image points ``q`` (n×2), clamped to the frame."""
+    x = np.clip(np.rint(q[:, 0]), 0, shape[1] - 1).astype(np.intp)
+    y = np.clip(np.rint(q[:, 1]), 0, shape[0] - 1).astype(np.intp)
+    out: IntArray = y * shape[1] + x
+    return out

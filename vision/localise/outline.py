@@ -23,6 +23,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from pegwatch.vision.localise.base import apply_homography
+
 FloatArray = NDArray[np.float64]
 
 #: How far (mm) either side of the fitted edge the real one is looked for:
@@ -130,8 +132,7 @@ def fit_to_outline(
         b2i: FloatArray = np.asarray(np.linalg.inv(h), dtype=np.float64)
 
         def to_image(pts: FloatArray, b2i: FloatArray = b2i) -> FloatArray:
-            q = np.column_stack([pts, np.ones(len(pts))]) @ b2i.T
-            return warp_to_image(q[:, :2] / q[:, 2:3])
+            return warp_to_image(apply_homography(b2i, pts))
 
         found = [e for e in edge_points(gray, to_image, size_mm) if e is not None]
         if len(found) < 3:
@@ -139,9 +140,7 @@ def fit_to_outline(
         ideal: list[FloatArray] = [anchors_px]
         board: list[FloatArray] = [anchors_mm]
         for along, offset, normal in found:
-            seen_mm = along + offset[:, None] * normal[None, :]
-            q = np.column_stack([seen_mm, np.ones(len(seen_mm))]) @ b2i.T
-            ideal.append(q[:, :2] / q[:, 2:3])
+            ideal.append(apply_homography(b2i, along + offset[:, None] * normal[None, :]))
             board.append(along)
         got, _mask = cv2.findHomography(np.concatenate(ideal), np.concatenate(board), 0)
         if got is None:
@@ -158,7 +157,7 @@ def fit_edges(
 ) -> tuple[float | None, ...]:
     """:func:`outline_offsets` of the fit ``image_to_board`` (ideal pixels -> board mm)."""
     b2i: FloatArray = np.asarray(np.linalg.inv(image_to_board), dtype=np.float64)
-    return outline_offsets(gray, lambda pts: warp_to_image(_apply(b2i, pts)), size_mm)
+    return outline_offsets(gray, lambda pts: warp_to_image(apply_homography(b2i, pts)), size_mm)
 
 
 def place_by_edges(
@@ -190,18 +189,12 @@ def place_by_edges(
         err = outline_error_mm(edges)
         if err is None:
             continue
-        off = float(np.max(np.linalg.norm(_apply(h, anchors_px) - anchors_mm, axis=1)))
+        off = float(np.max(np.linalg.norm(apply_homography(h, anchors_px) - anchors_mm, axis=1)))
         if all(e is not None for e in edges) and err <= OUTLINE_TOLERANCE_MM and off <= OUTLINE_TOLERANCE_MM:
             return h, err, True
         if k == 0:
             first = (h, err, False)
     return first
-
-
-def _apply(h: FloatArray, pts: FloatArray) -> FloatArray:
-    q = np.column_stack([np.asarray(pts, dtype=np.float64).reshape(-1, 2), np.ones(len(pts))]) @ h.T
-    out: FloatArray = q[:, :2] / q[:, 2:3]
-    return out
 
 
 EDGE_NAMES = ("top", "right", "bottom", "left")
