@@ -197,7 +197,7 @@ def _decode_soft(gray: NDArray[np.uint8], quads: Any, dictionary: str) -> list[D
     codes = np.stack([(_marker_bits(dictionary, m)[1:-1, 1:-1] > 127) for m in range(count)])
     dst = np.array([[0, 0], [side * cell, 0], [side * cell, side * cell], [0, side * cell]], dtype=np.float32)
     found: list[DetectedMarker] = []
-    for q in quads or ():
+    for q in () if quads is None else quads:
         quad = np.asarray(q, dtype=np.float32).reshape(4, 2)
         if float(np.min(np.linalg.norm(np.roll(quad, 1, axis=0) - quad, axis=1))) < 2 * side:
             continue  # under two pixels a module: nothing to read
