@@ -13,7 +13,7 @@ light, noise, defocus, JPEG, hands, a covered marker in some) in three sets:
   10 px at the renderer's 900-1100 px focal lengths), in a random
   direction, applied before the sensor noise and the JPEG;
 * ``low_ppm``: the camera moved back until the board is imaged at 2.5 to
-  3.0 px/mm at its centre (the least the reader needs, ``MIN_PX_PER_MM``);
+  3.0 px/mm at its centre (issue 14's least for finding the board);
   and ``below_min_ppm`` at 1.8 to 2.5 px/mm, for scale.
 
 A board is *found* when the localiser says ok **and** every hole it places

@@ -190,6 +190,7 @@ class BoardReader:
             f.key_head, f.key_head_linear, f.key_head_clipped,
         )
         key_head_bare = None if frame is None or self._heads else self._key_heads_bare(frame, loc, light)
+        loose_fit = loc is not None and loc.bend_from_edges
         cc = self._cm.classify_distances(code_d2[:n_guess], allowed=self._guess_allowed)
         sc = self._cm.classify_distances(code_d2[n_guess:])
         kc = self._km.classify_distances(key_d2)
@@ -234,6 +235,9 @@ class BoardReader:
                 self.profile, self._km, kc.best[ks], kc.accepted[ks], kc.confidence[ks], cover.keys[ks], key_d2[ks],
                 in_play=not not_in_play[sl].all(), head_bare=None if key_head_bare is None else key_head_bare[ks],
             )
+            if loose_fit and not not_in_play[sl].all():
+                # A key peg's sample may sit on its rim: it is seen, never ruled out.
+                keys = doubt_bare_keys(keys)
             if any(h.colour == OCCLUDED for h in holes) or keys.status == ROW_OCCLUDED:
                 status = ROW_OCCLUDED
             elif any(not h.is_certain for h in holes) or keys.status == ROW_UNKNOWN:

@@ -142,3 +142,33 @@ def test_bad_frames_are_problems_not_crashes(invicta_cal, invicta_table, frame):
     reading = BoardReader(invicta_table.profile, invicta_cal).read(frame, at_ns=1)
     assert reading.problem
     assert all(r.status == "unknown" for r in reading.rows)
+
+
+def test_a_board_imaged_too_coarse_is_read_low_trust_and_says_why(invicta_table, invicta_cal):
+    """The reader judges down to MIN_PX_PER_MM, where a key peg's sample disc
+    still holds whole pixels; below it the board is shown, never accused."""
+    import cv2
+
+    from pegwatch.vision.localise import MIN_PX_PER_MM
+
+    p = invicta_table.profile
+    rng = np.random.default_rng(11)
+    contents = random_contents(p, rng, rows_played=8, shield_open=True, last_row_marked=True)
+    image = render(p, contents, Conditions.easy().with_(peg_set=invicta_table.peg_set), seed=4).image
+    truth = truth_reading(contents, p)
+    seen = {}
+    for scale in (0.7, 0.5):
+        small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        reading = BoardReader(p, invicta_cal).read(small, at_ns=1)
+        assert reading.problem is None and reading.px_per_mm is not None
+        seen[scale] = reading
+        errors, _, _, key_errors = _compare(truth, reading)
+        assert errors == 0 and key_errors == 0, f"at {reading.px_per_mm:.2f} px/mm"
+    coarse_enough, too_coarse = seen[0.7], seen[0.5]
+    assert MIN_PX_PER_MM <= coarse_enough.px_per_mm < 2.5
+    assert coarse_enough.trust == "full"
+    assert not any("px/mm" in why for why in coarse_enough.picture_warnings)
+    assert too_coarse.px_per_mm < MIN_PX_PER_MM
+    assert too_coarse.trust == "low"
+    assert any("px/mm" in why for why in too_coarse.trust_reasons)
+    assert any("px/mm" in why for why in too_coarse.picture_warnings)

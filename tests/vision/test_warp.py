@@ -67,7 +67,7 @@ def test_a_barrel_lens_is_taken_out_from_the_markers_alone(invicta):
     bent = MarkerLocaliser(invicta, refine=False).locate(out.image)
     assert bent.ok and bent.warp is not None
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("pegwatch.vision.localise.marker_localiser.fit_radial_warp", lambda *a, **k: None)
+        mp.setattr("pegwatch.vision.localise.plumb.fit_radial_warp", lambda *a, **k: None)
         plain = MarkerLocaliser(invicta, refine=False).locate(out.image)
     assert plain.warp is None
     err_bent, err_plain = _hole_errors_mm(invicta, bent, out), _hole_errors_mm(invicta, plain, out)
@@ -219,3 +219,62 @@ def test_a_reading_whose_far_end_is_extrapolated_is_low_trust(invicta_table, inv
     low = reader.read(frame)
     assert low.trust == TRUST_LOW
     assert any("right end is placed by extrapolation" in r for r in low.trust_reasons)
+
+
+def _hide_marker(image: np.ndarray, out, marker) -> np.ndarray:
+    """The frame with ``marker`` (and its quiet zone) painted over in the tray's colour."""
+    import cv2
+
+    cx, cy = marker.centre_mm
+    r = marker.size_mm * 0.75
+    quad = out.project(np.array([[cx - r, cy - r], [cx + r, cy - r], [cx + r, cy + r], [cx - r, cy + r]]))
+    tray = np.median(image[5:15, 5:15].reshape(-1, 3), axis=0)
+    hidden = image.copy()
+    cv2.fillConvexPoly(hidden, np.round(quad).astype(np.int32), tuple(int(v) for v in tray))
+    return hidden
+
+
+def test_with_three_markers_the_board_s_straight_edges_show_the_bend(invicta):
+    c = random_contents(invicta, np.random.default_rng(5), rows_played=6)
+    out = render(invicta, c, Conditions.easy().with_(k1=-0.18, tilt_x_deg=8.0), seed=5)
+    image = _hide_marker(out.image, out, invicta.markers[0])
+    bent = MarkerLocaliser(invicta, refine=False).locate(image)
+    assert bent.ok and len(bent.markers_seen) == 3
+    assert isinstance(bent.warp, RadialWarp) and bent.warp.k < -0.05
+    assert bent.bend_from_edges
+    assert not MarkerLocaliser(invicta, refine=False).locate(out.image).bend_from_edges  # four markers: sure
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("pegwatch.vision.localise.plumb.fit_bend_to_edges", lambda *a, **k: None)
+        plain = MarkerLocaliser(invicta, refine=False).locate(image)
+    assert plain.warp is None
+    err_bent, err_plain = _hole_errors_mm(invicta, bent, out), _hole_errors_mm(invicta, plain, out)
+    assert err_bent.max() < 0.7 * err_plain.max()
+    assert err_bent.max() < 1.0
+
+
+def test_a_straight_lens_with_three_markers_fits_no_bend(invicta):
+    c = random_contents(invicta, np.random.default_rng(7), rows_played=6)
+    out = render(invicta, c, Conditions.easy().with_(tilt_x_deg=8.0), seed=7)
+    loc = MarkerLocaliser(invicta, refine=False).locate(_hide_marker(out.image, out, invicta.markers[2]))
+    assert loc.ok and len(loc.markers_seen) == 3
+    assert loc.warp is None
+    assert _hole_errors_mm(invicta, loc, out).max() < 0.5
+
+
+def test_on_a_fit_bent_from_the_edges_a_bare_key_hole_in_play_proves_nothing(invicta_table, invicta_cal):
+    """Such a fit may sit a key peg's radius off near the hidden marker's end:
+    key pegs seen count, key holes read bare are only room for more."""
+    p = invicta_table.profile
+    c = random_contents(p, np.random.default_rng(9), rows_played=6, shield_open=True, last_row_marked=True)
+    out = render(p, c, Conditions.easy().with_(k1=-0.18, tilt_x_deg=8.0, peg_set=invicta_table.peg_set), seed=9)
+    reader = BoardReader(p, invicta_cal)
+    reading = reader.read(_hide_marker(out.image, out, p.markers[0]), at_ns=1)
+    assert reader.last_localisation is not None and reader.last_localisation.bend_from_edges
+    played = [r for r in reading.rows if r.row <= 6]
+    bare = [r for r in played if r.status != "occluded" and r.keys.empty > 0]
+    assert bare, "some played row has a key hole read bare"
+    for r in bare:
+        assert not r.keys.is_certain and r.keys.black_bounds is not None and r.keys.white_bounds is not None
+        assert r.keys.black_bounds[1] + r.keys.white_bounds[1] >= r.keys.black + r.keys.white + r.keys.empty
+    for r in reading.rows[6:]:
+        assert r.status == "empty"  # rows not in play keep their bare holes

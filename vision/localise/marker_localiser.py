@@ -38,11 +38,11 @@ from pegwatch.vision.localise.outline import (
     place_by_edges,
     unpinned_edge,
 )
+from pegwatch.vision.localise.plumb import frame_bend
 from pegwatch.vision.localise.warp import (
     ImageWarp,
     LensWarp,
     RadialWarp,
-    fit_radial_warp,
     to_ideal,
     to_image,
 )
@@ -307,27 +307,6 @@ class MarkerLocaliser:
 
     # --- the fit -----------------------------------------------------------
 
-    def _bend(
-        self, img_pts: NDArray[np.float64], board_pts: NDArray[np.float64], h: NDArray[np.float64], size: tuple[int, int]
-    ) -> tuple[ImageWarp | None, NDArray[np.float64]]:
-        """The lens's bend and the homography from its ideal pixels (``h`` itself without a bend).
-
-        A calibrated lens says it. Otherwise every marker's corners fit it
-        (:func:`~pegwatch.vision.localise.warp.fit_radial_warp`). A frame
-        with fewer markers gets none: a bend kept from another frame cannot
-        be checked on three markers' corners (a homography absorbs most of
-        it), and a wrong one misplaces the far side of the board; the hole
-        pattern's re-fit then takes the bend out as well as it can.
-        """
-        lens = self._lens_for(size, h) if self.lens is not None else None
-        if lens is not None and lens.measured and lens.has_distortion:
-            found, _mask = cv2.findHomography(lens.undistort_points(img_pts), board_pts, 0)
-            if found is None:
-                return None, h
-            return LensWarp(lens), np.asarray(found, dtype=np.float64) / found[2, 2]
-        fitted = fit_radial_warp(img_pts, board_pts, size)
-        return (None, h) if fitted is None else fitted
-
     def _outline(self, gray: NDArray[np.uint8], h: NDArray[np.float64], warp: ImageWarp | None) -> float | None:
         """How far the board's edges in ``gray`` lie from where the fit ``h`` (and ``warp``) puts them."""
         return outline_error_mm(fit_edges(gray, h, lambda u: to_image(warp, u), self.profile.size_mm))
@@ -411,7 +390,8 @@ class MarkerLocaliser:
             return failed(self.method, "markers disagree; check they are where the profile says", markers_seen=used)
         h, rms, (img_pts, board_pts, used) = got
         size = (frame.shape[1], frame.shape[0])
-        warp, h = self._bend(img_pts, board_pts, h, size)
+        lens = self._lens_for(size, h) if self.lens is not None else None
+        warp, h, sure_bend = frame_bend(lens, gray, img_pts, board_pts, h, self.profile.size_mm)
         h_markers = h
         quality = len(used) / len(self.profile.markers) / (1.0 + rms)
         shift = None
@@ -419,7 +399,7 @@ class MarkerLocaliser:
         ppm, sharp = board_sharpness(gray, h / h[2, 2], self.profile.size_mm)
         outline = self._outline(gray, h, warp)
         if self.refine:
-            start = REFINE_FROM_MM if warp is None else REFINE_BENT_FROM_MM
+            start = REFINE_BENT_FROM_MM if sure_bend else REFINE_FROM_MM
             h2, fit = refine_to_grid(self.profile, frame, h, min_shift_mm=start, warp=warp)
             worst = worst_residual(fit)
             if not math.isnan(worst):
@@ -430,15 +410,16 @@ class MarkerLocaliser:
                     # of the markers' fit, the board is placed when either fit
                     # puts its edges where the picture has them; further off
                     # (a slide, or a slip by a hole), only the re-fit's count.
-                    # With the lens's bend taken out and three or more
-                    # markers, the markers place every hole within about a
-                    # millimetre: a re-fit further off while their fit sits
-                    # on the board's edges is the pattern slipping.
+                    # With the lens's bend known (calibrated, or seen on four
+                    # markers) and three or more markers, the markers place
+                    # every hole within about a millimetre: a re-fit further
+                    # off while their fit sits on the board's edges is the
+                    # pattern slipping.
                     refit = self._outline(gray, h2, warp)
                     holes = np.asarray(self.profile.all_hole_centres_mm(), dtype=np.float64)
                     back = np.asarray(np.linalg.inv(h), dtype=np.float64)
                     moved = float(np.max(np.linalg.norm(apply_homography(h2, apply_homography(back, holes)) - holes, axis=1)))
-                    held = warp is not None and len(used) >= 3 and outline is not None and outline <= OUTLINE_TOLERANCE_MM
+                    held = sure_bend and len(used) >= 3 and outline is not None and outline <= OUTLINE_TOLERANCE_MM
                     if moved > HEAD_LEAN_MM and held:
                         h2, fit = h, measure_grid(self.profile, frame, h, warp=warp)
                         worst = np.nan_to_num(worst_residual(fit), nan=HEAD_LEAN_MM)
@@ -492,6 +473,7 @@ class MarkerLocaliser:
             warp=warp,
             outline_mm=outline,
             unpinned_edge=loose,
+            bend_from_edges=warp is not None and not sure_bend,
         )
         self._last = (self._centres(img_pts, used), loc, now)
         self._measured, self._measured_ns = (ppm, sharp), now

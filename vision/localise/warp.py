@@ -20,6 +20,7 @@ Two warps:
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -166,16 +167,24 @@ def fit_radial_warp(
         got = _misfit(RadialWarp.for_frame(size, q).to_ideal(img_pts), board_pts)
         return float("inf") if got is None else got[1]
 
-    grid = np.linspace(*RADIAL_RANGE, 14)
+    warp = RadialWarp.for_frame(size, golden_section(cost, RADIAL_RANGE))
+    h = bend_fits(warp, img_pts, board_pts)
+    return None if h is None else (warp, h)
+
+
+def golden_section(cost: Callable[[float], float], bounds: tuple[float, float], *, steps: int = 16) -> float:
+    """The bend in ``bounds`` where ``cost`` is least: a coarse grid, then a
+    golden-section search around its best point (the misfit is smooth and
+    single-dipped near its minimum; each of ``steps`` reuses one of the last
+    two costs and narrows the bracket by 0.618)."""
+    grid = np.linspace(*bounds, 14)
     costs = [cost(float(q)) for q in grid]
     i = int(np.argmin(costs))
     lo, hi = float(grid[max(i - 1, 0)]), float(grid[min(i + 1, len(grid) - 1)])
-    # Golden-section search: the misfit is smooth and single-dipped near its
-    # minimum; each step reuses one of the last step's two costs.
     g = (np.sqrt(5.0) - 1.0) / 2.0
     a, b = hi - g * (hi - lo), lo + g * (hi - lo)
     ca, cb = cost(a), cost(b)
-    for _ in range(16):
+    for _ in range(steps):
         if ca < cb:
             hi, b, cb = b, a, ca
             a = hi - g * (hi - lo)
@@ -184,9 +193,7 @@ def fit_radial_warp(
             lo, a, ca = a, b, cb
             b = lo + g * (hi - lo)
             cb = cost(b)
-    warp = RadialWarp.for_frame(size, (lo + hi) / 2.0)
-    h = bend_fits(warp, img_pts, board_pts)
-    return None if h is None else (warp, h)
+    return (lo + hi) / 2.0
 
 
 def bend_fits(warp: ImageWarp, img_pts: FloatArray, board_pts: FloatArray) -> FloatArray | None:

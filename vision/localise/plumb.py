@@ -1,0 +1,176 @@
+"""The lens's bend in a frame: from a calibrated lens, the markers' corners, or the board's own straight edges.
+
+Four markers give sixteen corners across the frame, enough to tell a
+lens's bend from their noise (:func:`~pegwatch.vision.localise.warp.fit_radial_warp`).
+With a hand over one, three markers' twelve corners fit a homography
+whether the lens bends or not, and the board's far side, between and
+beyond them, is misplaced by up to a few millimetres on a wide lens.
+
+The board itself is a plumb line: its four edges are straight in the
+world, and a bent lens bows them in the picture. :func:`fit_bend_to_edges`
+finds the edges near where the markers' fit puts them (as
+:func:`~pegwatch.vision.localise.outline.edge_points` does) and fits one
+radial term and a homography to the markers' corners and the edge points
+together: every corner must land on its board point and every edge point
+on its edge's line (one linear equation each, so each trial bend is one
+least-squares solve). The bend is kept only when it takes a clear share
+of the joint misfit away, as with the markers alone.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from pegwatch.vision.lens import Lens
+from pegwatch.vision.localise.base import apply_homography
+from pegwatch.vision.localise.outline import edge_points
+from pegwatch.vision.localise.warp import (
+    MIN_CORNERS,
+    MIN_GAIN,
+    RADIAL_RANGE,
+    ImageWarp,
+    LensWarp,
+    RadialWarp,
+    fit_radial_warp,
+    golden_section,
+)
+
+logger = logging.getLogger(__name__)
+
+FloatArray = NDArray[np.float64]
+
+#: Edges that must show: three keep the homography's ends held while the
+#: fourth may be under a hand or out of the frame.
+MIN_EDGES = 3
+#: Edges whose points lie this close to straight lines (px, RMS) are edge
+#: noise: no bend is fitted.
+MIN_MISFIT_PX = 0.35
+#: Edges still this crooked (px, RMS) under the best bend are not all the
+#: board's (a hand along one): no bend is read from them.
+MAX_CROOKED_PX = 0.7
+#: An edge point further than this (px, or three times the edge's median)
+#: from the smooth curve through the rest is not the board's edge (a hand's,
+#: a sleeve's) and is dropped.
+OUTLIER_PX = 1.5
+#: Points an edge needs to count.
+MIN_POINTS = 8
+
+
+def frame_bend(
+    lens: Lens | None,
+    gray: NDArray[np.uint8],
+    img_pts: FloatArray,
+    board_pts: FloatArray,
+    h: FloatArray,
+    board_size_mm: tuple[float, float],
+) -> tuple[ImageWarp | None, FloatArray, bool]:
+    """The lens's bend in this frame, the homography from its ideal pixels
+    (``h`` itself without a bend), and whether the bend is sure enough to
+    hold the markers' fit against the hole pattern's.
+
+    A calibrated ``lens`` says it (sure). Otherwise every marker's corners
+    fit it (:func:`~pegwatch.vision.localise.warp.fit_radial_warp`; sure),
+    or, with fewer markers, the board's own straight edges
+    (:func:`fit_bend_to_edges`; not sure: an edge's points are noisier than
+    a marker's corners). A bend kept from another frame is never used:
+    three markers' corners cannot check it (a homography absorbs most of
+    it), and a wrong one misplaces the far side of the board.
+    """
+    img_pts = np.asarray(img_pts, dtype=np.float64).reshape(-1, 2)
+    if lens is not None and lens.measured and lens.has_distortion:
+        found, _mask = cv2.findHomography(lens.undistort_points(img_pts), board_pts, 0)
+        if found is None:
+            return None, h, False
+        return LensWarp(lens), np.asarray(found, dtype=np.float64) / found[2, 2], True
+    size = (gray.shape[1], gray.shape[0])
+    fitted = fit_radial_warp(img_pts, board_pts, size)
+    if fitted is not None:
+        return fitted[0], fitted[1], True
+    if len(img_pts) < MIN_CORNERS:
+        fitted = fit_bend_to_edges(gray, img_pts, board_pts, h, size, board_size_mm)
+    return (None, h, False) if fitted is None else (fitted[0], fitted[1], False)
+
+
+def fit_bend_to_edges(
+    gray: NDArray[np.uint8] | NDArray[np.float32],
+    img_pts: FloatArray,
+    board_pts: FloatArray,
+    image_to_board: FloatArray,
+    frame_size: tuple[int, int],
+    board_size_mm: tuple[float, float],
+) -> tuple[RadialWarp, FloatArray] | None:
+    """The bend that makes the board's edges straight, and the markers'
+    homography (``img_pts`` px -> ``board_pts`` mm) under it; None when fewer
+    than :data:`MIN_EDGES` edges show or they are straight already.
+
+    Only straightness counts, and only when the bend makes the edges
+    straight (:data:`MAX_CROOKED_PX`), not where the edges lie: the strongest step
+    across an edge may sit a little outside the board's top (its side seen
+    at a slant, its shadow), the same all along it, which bends nothing.
+    """
+    edges = _edge_pixels(gray, image_to_board, board_size_mm)
+    if len(edges) < MIN_EDGES:
+        return None
+
+    every = np.concatenate(edges)
+    starts = np.cumsum([0] + [len(e) for e in edges])
+
+    def crookedness(k: float) -> float:
+        ideal = RadialWarp.for_frame(frame_size, k).to_ideal(every)
+        squares = sum(_squares_off_line(ideal[a:b]) for a, b in itertools.pairwise(starts))
+        return float(np.sqrt(squares / len(every)))
+
+    plain = crookedness(0.0)
+    if plain < MIN_MISFIT_PX:
+        return None
+    k = golden_section(crookedness, RADIAL_RANGE, steps=10)
+    bent = crookedness(k)
+    if bent > (1.0 - MIN_GAIN) * plain or bent > MAX_CROOKED_PX:
+        return None
+    warp = RadialWarp.for_frame(frame_size, k)
+    ideal = warp.to_ideal(np.asarray(img_pts, dtype=np.float64).reshape(-1, 2))
+    found, _mask = cv2.findHomography(ideal, np.asarray(board_pts, dtype=np.float64).reshape(-1, 2), 0)
+    if found is None:
+        return None
+    logger.debug("lens bend from the board's edges: %.2f -> %.2f px off straight (k %.3f)", plain, bent, k)
+    return warp, np.asarray(found, dtype=np.float64) / found[2, 2]
+
+
+def _edge_pixels(
+    gray: NDArray[np.uint8] | NDArray[np.float32], image_to_board: FloatArray, size_mm: tuple[float, float]
+) -> list[FloatArray]:
+    """Per edge that shows, the picture's edge points (px, n×2), less those
+    off the smooth curve the rest follow (a hand's edge, a sleeve's)."""
+    b2i: FloatArray = np.asarray(np.linalg.inv(image_to_board), dtype=np.float64)
+    out: list[FloatArray] = []
+    for e in edge_points(gray, lambda pts: apply_homography(b2i, pts), size_mm):
+        if e is None:
+            continue
+        along, offset, normal = e
+        px = apply_homography(b2i, along + offset[:, None] * normal[None, :])
+        t, n = _edge_frame(px)
+        res = n - np.polyval(np.polyfit(t, n, 2), t)
+        keep = np.abs(res) <= max(OUTLIER_PX, 3.0 * float(np.median(np.abs(res))))
+        if keep.sum() >= MIN_POINTS:
+            out.append(px[keep])
+    return out
+
+
+def _edge_frame(px: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Points' coordinates along and across their principal line."""
+    c = px - px.mean(axis=0)
+    _, _, vt = np.linalg.svd(c, full_matrices=False)
+    return c @ vt[0], c @ vt[1]
+
+
+def _squares_off_line(px: FloatArray) -> float:
+    """The sum of the points' squared distances from the straight line that
+    fits them best: the smaller eigenvalue of their scatter matrix."""
+    c = px - px.mean(axis=0)
+    sxx, syy, sxy = float(c[:, 0] @ c[:, 0]), float(c[:, 1] @ c[:, 1]), float(c[:, 0] @ c[:, 1])
+    return 0.5 * (sxx + syy) - float(np.hypot(0.5 * (sxx - syy), sxy))
