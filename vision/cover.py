@@ -244,6 +244,7 @@ class CoverGraph:
         explained = self._explained(odd, shaded, pegs, cell_linear, hole_linear, plastic, lean)
         active = np.concatenate([odd, code_u, key_u])
         covered = np.zeros(len(active), dtype=bool)
+        shield_only = np.zeros(len(active), dtype=bool)
         # An edge alone (a shadow's, a peg's) starts no cover; it may carry one.
         foreign = odd & ~explained & (np.zeros(nc, dtype=bool) if edge is None else ~edge)
         if foreign.any():
@@ -252,11 +253,23 @@ class CoverGraph:
             sub_foreign[: int(np.sum(ids < nc))] = foreign[ids[ids < nc]]
             near = self.near[np.ix_(ids, ids)]
             adj = self.local[np.ix_(ids, ids)] | (near & (sub_foreign[:, None] | sub_foreign[None, :]))
+            around_shield = np.zeros(len(ids), dtype=bool)
+            around_shield[: int(np.sum(ids < nc))] = self.layout.shield_outer[ids[ids < nc]]
             for comp in _components(adj):
-                if sub_foreign[comp].any():
-                    covered[ids[comp]] = True
+                if not sub_foreign[comp].any():
+                    continue
+                # A closed shield stands up: seen at a slant, its sides and
+                # top lie over the cells around it. Those cells alone speak
+                # for the secret row only, never for a guess row's holes.
+                if around_shield[comp][sub_foreign[comp]].all():
+                    comp = comp[around_shield[comp]]
+                    shield_only[ids[comp]] = True
+                covered[ids[comp]] = True
         cov_cells = covered[:nc]
-        near_cover = self.reach[:, cov_cells].any(axis=1) if cov_cells.any() else np.zeros(len(self.reach), dtype=bool)
+        spreading = cov_cells & ~shield_only[:nc]
+        near_cover = (
+            self.reach[:, spreading].any(axis=1) if spreading.any() else np.zeros(len(self.reach), dtype=bool)
+        )
         if covered[nc:].any():
             near_cover = near_cover | self._hole_next[:, covered[nc:]].any(axis=1)
         if bare is not None:

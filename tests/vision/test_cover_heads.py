@@ -52,3 +52,36 @@ def test_the_same_cell_with_the_head_leaning_away_is_a_cover(graph):
     assert cover.rows[0]
     # Without a pose nothing places the head: a foreign cell is a cover.
     assert _find(p, g, cell, None).rows[0]
+
+
+def _odd_cells(g, cells):
+    odd = np.zeros(g.n_cells, dtype=bool)
+    odd[list(cells)] = True
+    return g.find(
+        odd, np.zeros(g.n_cells, dtype=bool), code_pegs=np.zeros(g.n_code, dtype=bool),
+        key_pegs=np.zeros(g.n_keys, dtype=bool), edge=np.zeros(g.n_cells, dtype=bool),
+    )
+
+
+def test_a_closed_shield_s_sides_over_the_cells_around_it_cover_the_secret_only(graph):
+    """Seen at a slant, a raised shield lies over the cells around it: they
+    speak for the secret row, never for the last guess row beside them."""
+    p, g = graph
+    around = np.flatnonzero(g.layout.shield_outer)
+    centres = g.layout.centres_mm[around]
+    sx = p.shield_mm[0]
+    near_rows = around[centres[:, 0] < sx]  # the shield's side towards the guess rows
+    assert len(near_rows) >= 2
+    cover = _odd_cells(g, near_rows)
+    assert cover.rows[p.rows]  # the secret row
+    assert not cover.rows[: p.rows].any()
+    assert not cover.code.any() and not cover.keys.any()
+    # The same cells with a foreign cell beside the last guess row: a hand reaching over both.
+    beside_last = [
+        i for i in range(g.n_cells)
+        if not g.layout.shield_outer[i] and not g.layout.shield_inner[i]
+        and np.linalg.norm(g.layout.centres_mm[i] - np.array(p.hole_centres_mm(p.rows)[0])) < 9.0
+    ]
+    assert beside_last
+    both = _odd_cells(g, [*near_rows, beside_last[0]])
+    assert both.rows[p.rows - 1]
