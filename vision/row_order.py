@@ -64,3 +64,15 @@ def covered_before_played(rows: Sequence[RowReading], *, key_holes: int, dark: C
         if holes != row.holes:
             out[i] = RowReading(row.row, holes, doubt_bare_keys(row.keys), ROW_UNKNOWN)
     return out
+
+
+def covered_beside_dark(rows: Sequence[RowReading], beside: Collection[int], *, key_holes: int) -> list[RowReading]:
+    """``rows`` with those that show no peg, where the tray beside them is dark (``beside``: 0-based row indexes, see
+    :func:`~pegwatch.vision.tray.rows_beside_dark`), occluded: a dark sleeve
+    reaching over them reads as bare holes."""
+    out = list(rows)
+    for i in beside:
+        row = out[i]
+        if not _has_pegs(row) and row.status != ROW_OCCLUDED:
+            out[i] = unreadable_row(row.row, len(row.holes), key_holes, ROW_OCCLUDED)
+    return out
