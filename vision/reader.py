@@ -69,7 +69,7 @@ from pegwatch.vision.row_order import covered_before_played, covered_beside_dark
 from pegwatch.vision.sampler import BoardSampler, Features, FloatArray
 from pegwatch.vision.secret import SecretView, see_secret
 from pegwatch.vision.tint import widened
-from pegwatch.vision.tray import TrayPoints, rows_beside_dark
+from pegwatch.vision.tray import TrayWatch
 
 __all__ = ["CLIP_FACTORS", "BoardReader", "BoardSampler", "Features"]
 
@@ -116,7 +116,7 @@ class BoardReader:
         # A dark neutral peg (black) shows the room's sheen more than its own colour:
         # it is not seen in the pegs' light (see pegwatch.vision.peg_light).
         self._code_lit = self._code_is_peg & diffuse_classes(self.code_model)
-        self._tray = TrayPoints.of(profile)
+        self._tray = TrayWatch(profile)
         #: What a dark cover reads as: a dark neutral peg, or a bare hole.
         self._dark_names = {str(n) for n in self._code_names[self._code_is_peg & ~self._code_lit]} | {EMPTY}
         self._key_lit = self._key_is_peg & diffuse_classes(self.key_model)
@@ -254,7 +254,7 @@ class BoardReader:
         if not p.blanks:
             rows = covered_before_played(rows, key_holes=p.key_holes, dark=self._dark_names)
         if frame is not None and loc is not None and loc.px_per_mm is not None:
-            beside = rows_beside_dark(frame, loc, self._tray, loc.px_per_mm)
+            beside = self._tray.rows_beside_dark(frame, loc, loc.px_per_mm)
             rows = covered_beside_dark(rows, beside, key_holes=p.key_holes)
         view = see_secret(
             self.sampler.layout,

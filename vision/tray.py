@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.vision.localise.base import Localisation
+from pegwatch.vision.localise.warp import warp_key
 from pegwatch.vision.profile import BoardProfile
 
 FloatArray = NDArray[np.float64]
@@ -89,40 +90,59 @@ def _on_marker(centre: tuple[float, float], size: float, x: float, y: float) -> 
     return abs(x - centre[0]) <= reach and abs(y - centre[1]) <= reach
 
 
-def rows_beside_dark(frame: NDArray[np.uint8], loc: Localisation, tray: TrayPoints, px_per_mm: float) -> set[int]:
-    """The guess rows (0-based) beside which the tray is dark: each row whose
-    point on either side is, and every row between a dark point on one side
-    and one on the other (a sleeve lying across the board). ``frame``: the
-    camera's picture (BGR or grey)."""
-    if loc.method != "markers" or len(tray.points_mm) < MIN_POINTS:
-        # Only a board found by its markers is known to lie on their tray.
-        return set()
-    px = loc.to_image(tray.points_mm)
-    hgt, wid = frame.shape[:2]
-    r = max(1, round(PATCH_MM * px_per_mm))
-    inside = (px[:, 0] >= r) & (px[:, 0] < wid - r) & (px[:, 1] >= r) & (px[:, 1] < hgt - r)
-    if int(inside.sum()) < MIN_POINTS:
-        return set()
-    colour = np.full((len(px), 3), np.nan)
-    for i in np.flatnonzero(inside):
-        x, y = round(float(px[i, 0])), round(float(px[i, 1]))
-        patch = frame[y - r : y + r + 1, x - r : x + r + 1].reshape(-1, frame.shape[2] if frame.ndim == 3 else 1)
-        colour[i] = patch.mean(axis=0).astype(np.float64)
-    level = colour.mean(axis=1)
-    # The tray's own colour: its brighter half (a sleeve or a shadow only darkens it).
-    bright = inside & (level >= np.nanmedian(level[inside]))
-    ref = np.median(colour[bright], axis=0)
-    if not np.all(ref > 0):
-        return set()
-    ratio = colour / ref[None, :]
-    dark = inside & (
-        (np.nan_to_num(ratio.mean(axis=1), nan=1.0) < DARK_SHARE)
-        | (np.nan_to_num(ratio.max(axis=1) / np.maximum(ratio.min(axis=1), 1e-6), nan=1.0) > CHROMA_RATIO)
-    )
-    rows = {int(v) for v in tray.row[dark]}
-    if not rows:
+class TrayWatch:
+    """The tray points of one profile, and where they lie in the last fit's frame (kept while the fit holds)."""
+
+    def __init__(self, profile: BoardProfile) -> None:
+        self.tray = TrayPoints.of(profile)
+        self._where: tuple[bytes, NDArray[np.intp], NDArray[np.bool_]] | None = None
+
+    def _pixels(self, loc: Localisation, shape: tuple[int, ...], px_per_mm: float) -> tuple[NDArray[np.intp], NDArray[np.bool_]]:
+        """Flat pixel indices of every patch (points inside the frame × patch) and which points are inside."""
+        hgt, wid = int(shape[0]), int(shape[1])
+        r = max(1, round(PATCH_MM * px_per_mm))
+        key = (
+            np.asarray(loc.image_to_board, dtype=np.float64).tobytes()
+            + warp_key(loc.warp)
+            + np.array([hgt, wid, r]).tobytes()
+        )
+        if self._where is not None and self._where[0] == key:
+            return self._where[1], self._where[2]
+        px = loc.to_image(self.tray.points_mm)
+        inside = (px[:, 0] >= r) & (px[:, 0] < wid - r) & (px[:, 1] >= r) & (px[:, 1] < hgt - r)
+        dy, dx = np.mgrid[-r : r + 1, -r : r + 1]
+        centre = np.round(px[inside]).astype(np.intp)
+        flat = (centre[:, 1, None] + dy.ravel()[None, :]) * wid + (centre[:, 0, None] + dx.ravel()[None, :])
+        self._where = (key, flat, inside)
+        return flat, inside
+
+    def rows_beside_dark(self, frame: NDArray[np.uint8], loc: Localisation, px_per_mm: float) -> set[int]:
+        """The guess rows (0-based) beside which the tray is dark: each row
+        whose point on either side is, and every row between a dark point on
+        one side and one on the other (a sleeve lying across the board).
+        ``frame``: the camera's picture (BGR or grey)."""
+        tray = self.tray
+        if loc.method != "markers" or loc.image_to_board is None or len(tray.points_mm) < MIN_POINTS:
+            # Only a board found by its markers is known to lie on their tray.
+            return set()
+        flat, inside = self._pixels(loc, frame.shape, px_per_mm)
+        if int(inside.sum()) < MIN_POINTS:
+            return set()
+        hgt, wid = frame.shape[:2]
+        colour = frame.reshape(hgt * wid, -1)[flat].mean(axis=1, dtype=np.float64)
+        level = colour.mean(axis=1)
+        # The tray's own colour: its brighter half (a sleeve or a shadow only darkens it).
+        ref = np.median(colour[level >= np.median(level)], axis=0)
+        if not np.all(ref > 0):
+            return set()
+        ratio = colour / ref
+        seen = (ratio.mean(axis=1) < DARK_SHARE) | (ratio.max(axis=1) > CHROMA_RATIO * ratio.min(axis=1))
+        dark = np.zeros(len(inside), dtype=bool)
+        dark[inside] = seen
+        rows = {int(v) for v in tray.row[dark]}
+        if not rows:
+            return rows
+        sides = {bool(tray.points_mm[i, 1] < 0 or tray.points_mm[i, 0] < 0) for i in np.flatnonzero(dark)}
+        if len(sides) == 2:
+            rows |= set(range(min(rows), max(rows) + 1))
         return rows
-    sides = {bool(tray.points_mm[i, 1] < 0 or tray.points_mm[i, 0] < 0) for i in np.flatnonzero(dark)}
-    if len(sides) == 2:
-        rows |= set(range(min(rows), max(rows) + 1))
-    return rows
