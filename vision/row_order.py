@@ -67,9 +67,10 @@ def covered_before_played(rows: Sequence[RowReading], *, key_holes: int, dark: C
 
 
 def covered_beside_dark(rows: Sequence[RowReading], beside: Collection[int], *, key_holes: int) -> list[RowReading]:
-    """``rows`` with those that show no peg, where the tray beside them is dark (``beside``: 0-based row indexes, see
-    :meth:`~pegwatch.vision.tray.TrayWatch.rows_beside_dark`), occluded: a dark sleeve
-    reaching over them reads as bare holes."""
+    """``rows`` with those that show no peg, where the tray beside them is
+    dark (``beside``: 0-based row indexes, see
+    :meth:`~pegwatch.vision.tray.TrayWatch.rows_beside_dark`), occluded: a
+    dark sleeve reaching over them reads as bare holes."""
     out = list(rows)
     for i in beside:
         row = out[i]
