@@ -65,7 +65,7 @@ from pegwatch.vision.reading import (
     doubt_bare_keys,
     unreadable_row,
 )
-from pegwatch.vision.row_order import covered_before_played, covered_beside_dark
+from pegwatch.vision.row_order import covered_before_played, covered_beside_dark, covered_flat
 from pegwatch.vision.sampler import BoardSampler, Features, FloatArray
 from pegwatch.vision.secret import SecretView, see_secret
 from pegwatch.vision.tint import widened
@@ -253,6 +253,7 @@ class BoardReader:
             rows.append(RowReading(r + 1, holes, keys, status))
         if not p.blanks:
             rows = covered_before_played(rows, key_holes=p.key_holes, dark=self._dark_names)
+        rows = covered_flat(rows, f.code[:n_guess, 3] - f.code[:n_guess, 0], key_holes=p.key_holes)
         if frame is not None and loc is not None and loc.px_per_mm is not None:
             beside = self._tray.rows_beside_dark(frame, loc, loc.px_per_mm)
             rows = covered_beside_dark(rows, beside, key_holes=p.key_holes)

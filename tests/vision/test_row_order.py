@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from pegwatch.vision.reading import (
     EMPTY,
     OCCLUDED,
@@ -13,7 +15,7 @@ from pegwatch.vision.reading import (
     RowReading,
     empty_row,
 )
-from pegwatch.vision.row_order import covered_before_played
+from pegwatch.vision.row_order import MIN_HOLE_STEP, covered_before_played, covered_flat
 
 DARK = {"black", EMPTY}
 
@@ -55,3 +57,14 @@ def test_an_empty_board_and_a_game_in_order_are_left_alone():
     assert covered_before_played(empty, key_holes=4, dark=DARK) == empty
     game = [_row(1, ("red", "blue", "green", "yellow")), _row(2, ("black", "black", "white", "red")), *empty[2:]]
     assert covered_before_played(game, key_holes=4, dark=DARK) == game
+
+
+def test_bare_rows_whose_holes_show_no_recess_are_under_something_flat():
+    rows = [_row(1, ("red", "blue", "red", "green")), empty_row(2, 4, 4), empty_row(3, 4, 4), empty_row(4, 4, 4)]
+    steps = np.array([0.5] * 4 + [0.8, 1.1, 0.3, 0.9] + [5.0, 6.5, 4.2, 7.0] + [1.0, 9.0, 8.0, 1.5])
+    out = covered_flat(rows, steps, key_holes=4)
+    assert out[0] == rows[0]  # a row of pegs has no recess to show
+    assert out[1].status == ROW_OCCLUDED and all(h.colour == OCCLUDED for h in out[1].holes)
+    assert out[2] == rows[2]  # holes darker than their rings: seen bare
+    assert out[3] == rows[3]  # the median decides: two holes in view are enough
+    assert float(np.median(steps[4:8])) < MIN_HOLE_STEP <= float(np.median(steps[12:16]))

@@ -78,3 +78,22 @@ def test_tray_points_avoid_the_markers_and_stay_between_them(invicta_table):
     for m in p.markers:
         d = np.abs(tray.points_mm - np.array(m.centre_mm)).max(axis=1)
         assert (d > m.size_mm / 2).all()
+
+
+def test_a_dark_sleeve_flat_over_bare_rows_hides_their_recesses(board, invicta_cal):
+    """Over the board alone (not reaching the tray), a sleeve shows no hole:
+    the rows under it are not read bare (the project's renderer draws holes
+    deep enough that its flat patch reads unknown; the physically based
+    set's dark sleeve read bare, and `covered_flat` occludes it)."""
+    p, out = board
+    x0, x1 = _rows_x(p, (7, 8))
+    h = p.size_mm[1]
+    quad = out.project(np.array([[x0, 8.0], [x1, 8.0], [x1, h - 8.0], [x0, h - 8.0]]))
+    x, y = np.round(out.project(np.array([[150.0, 75.0]]))[0]).astype(int)
+    image = out.image.copy()
+    cv2.fillConvexPoly(image, np.round(quad).astype(np.int32), tuple(int(v) for v in out.image[y, x]))
+    reading = BoardReader(p, invicta_cal).read(image, at_ns=1)
+    for r in (7, 8):  # never read bare: unknown, or covered
+        assert reading.row(r).status != ROW_EMPTY
+        assert not any(hole.is_certain for hole in reading.row(r).holes)
+    assert [reading.row(r).status for r in (10, 11, 12)] == [ROW_EMPTY] * 3
