@@ -9,12 +9,13 @@ beyond them, is misplaced by up to a few millimetres on a wide lens.
 The board itself is a plumb line: its four edges are straight in the
 world, and a bent lens bows them in the picture. :func:`fit_bend_to_edges`
 finds the edges near where the markers' fit puts them (as
-:func:`~pegwatch.vision.localise.outline.edge_points` does) and fits one
-radial term and a homography to the markers' corners and the edge points
-together: every corner must land on its board point and every edge point
-on its edge's line (one linear equation each, so each trial bend is one
-least-squares solve). The bend is kept only when it takes a clear share
-of the joint misfit away, as with the markers alone.
+:func:`~pegwatch.vision.localise.outline.edge_points` does), drops the
+points off the smooth curve the rest of their edge follows (a hand's
+edge), and fits the one radial term under which the edges are straightest.
+Only straightness counts, not where the edges lie. The bend is kept only
+when it takes a quarter of the crookedness away and leaves the edges
+within :data:`MAX_CROOKED_PX` of straight; the markers' homography is then
+fitted under it.
 """
 
 from __future__ import annotations
@@ -108,8 +109,7 @@ def fit_bend_to_edges(
     homography (``img_pts`` px -> ``board_pts`` mm) under it; None when fewer
     than :data:`MIN_EDGES` edges show or they are straight already.
 
-    Only straightness counts, and only when the bend makes the edges
-    straight (:data:`MAX_CROOKED_PX`), not where the edges lie: the strongest step
+    Only straightness counts, not where the edges lie: the strongest step
     across an edge may sit a little outside the board's top (its side seen
     at a slant, its shadow), the same all along it, which bends nothing.
     """
