@@ -13,9 +13,9 @@ finds the edges near where the markers' fit puts them (as
 points off the smooth curve the rest of their edge follows (a hand's
 edge), and fits the one radial term under which the edges are straightest.
 Only straightness counts, not where the edges lie. The bend is kept only
-when it takes a quarter of the crookedness away and leaves the edges
-within :data:`MAX_CROOKED_PX` of straight; the markers' homography is then
-fitted under it.
+when it explains far more of the crookedness than the edges' noise would
+(:data:`MIN_F`) and leaves every edge within :data:`MAX_CROOKED_PX` of
+straight; the markers' homography is then fitted under it.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from pegwatch.vision.localise.base import apply_homography
 from pegwatch.vision.localise.outline import edge_points
 from pegwatch.vision.localise.warp import (
     MIN_CORNERS,
-    MIN_GAIN,
     RADIAL_RANGE,
     ImageWarp,
     LensWarp,
@@ -48,11 +47,17 @@ FloatArray = NDArray[np.float64]
 #: Edges that must show: three keep the homography's ends held while the
 #: fourth may be under a hand or out of the frame.
 MIN_EDGES = 3
+#: Edges a bend is read from, once those left crooked are dropped.
+MIN_STRAIGHT_EDGES = 2
 #: Edges whose points lie this close to straight lines (px, RMS) are edge
 #: noise: no bend is fitted.
 MIN_MISFIT_PX = 0.35
-#: Edges still this crooked (px, RMS) under the best bend are not all the
-#: board's (a hand along one): no bend is read from them.
+#: The F statistic (one parameter against the edges' residual noise) a bend
+#: must reach: about a 1-in-1,000 chance that noise alone straightens the
+#: edges that much.
+MIN_F = 11.0
+#: An edge still this crooked (px, RMS) under the best bend is not all the
+#: board's (a hand or a shadow along it): the bend is read from the others.
 MAX_CROOKED_PX = 0.7
 #: An edge point further than this (px, or three times the edge's median)
 #: from the smooth curve through the rest is not the board's edge (a hand's,
@@ -116,22 +121,10 @@ def fit_bend_to_edges(
     edges = _edge_pixels(gray, image_to_board, board_size_mm)
     if len(edges) < MIN_EDGES:
         return None
-
-    every = np.concatenate(edges)
-    starts = np.cumsum([0] + [len(e) for e in edges])
-
-    def crookedness(k: float) -> float:
-        ideal = RadialWarp.for_frame(frame_size, k).to_ideal(every)
-        squares = sum(_squares_off_line(ideal[a:b]) for a, b in itertools.pairwise(starts))
-        return float(np.sqrt(squares / len(every)))
-
-    plain = crookedness(0.0)
-    if plain < MIN_MISFIT_PX:
+    fitted = _straightest(edges, frame_size)
+    if fitted is None:
         return None
-    k = golden_section(crookedness, RADIAL_RANGE, steps=10)
-    bent = crookedness(k)
-    if bent > (1.0 - MIN_GAIN) * plain or bent > MAX_CROOKED_PX:
-        return None
+    k, plain, bent = fitted
     warp = RadialWarp.for_frame(frame_size, k)
     ideal = warp.to_ideal(np.asarray(img_pts, dtype=np.float64).reshape(-1, 2))
     found, _mask = cv2.findHomography(ideal, np.asarray(board_pts, dtype=np.float64).reshape(-1, 2), 0)
@@ -139,6 +132,40 @@ def fit_bend_to_edges(
         return None
     logger.debug("lens bend from the board's edges: %.2f -> %.2f px off straight (k %.3f)", plain, bent, k)
     return warp, np.asarray(found, dtype=np.float64) / found[2, 2]
+
+
+def _straightest(edges: list[FloatArray], frame_size: tuple[int, int]) -> tuple[float, float, float] | None:
+    """The bend under which ``edges`` (px) are straightest, and their
+    crookedness (px, RMS) without it and with it; None when it does not
+    straighten them clearly. An edge left crooked by the best bend (a
+    shadow's or a hand's along it, the shield's) is dropped and the bend
+    fitted again to the others."""
+    for _ in range(2):
+        if len(edges) < MIN_STRAIGHT_EDGES:
+            return None
+        every = np.concatenate(edges)
+        starts = np.cumsum([0] + [len(e) for e in edges])
+
+        def crookedness(k: float, every: FloatArray = every, starts: NDArray[np.int_] = starts) -> float:
+            ideal = RadialWarp.for_frame(frame_size, k).to_ideal(every)
+            squares = sum(_squares_off_line(ideal[a:b]) for a, b in itertools.pairwise(starts))
+            return float(np.sqrt(squares / len(every)))
+
+        plain = crookedness(0.0)
+        if plain < MIN_MISFIT_PX:
+            return None
+        k = golden_section(crookedness, RADIAL_RANGE, steps=10)
+        warp = RadialWarp.for_frame(frame_size, k)
+        each = [float(np.sqrt(_squares_off_line(warp.to_ideal(e)) / len(e))) for e in edges]
+        if max(each) <= MAX_CROOKED_PX:
+            bent = crookedness(k)
+            # One more number fitted: kept when it explains far more of the
+            # edges' crookedness than their noise would by chance (F test).
+            freedom = len(every) - 2 * len(edges) - 1
+            explained = (plain * plain - bent * bent) / max(bent * bent, 1e-12) * freedom
+            return (k, plain, bent) if explained >= MIN_F else None
+        edges = [e for e, c in zip(edges, each, strict=True) if c <= MAX_CROOKED_PX]
+    return None
 
 
 def _edge_pixels(
