@@ -278,3 +278,25 @@ def test_on_a_fit_bent_from_the_edges_a_bare_key_hole_in_play_proves_nothing(inv
         assert r.keys.black_bounds[1] + r.keys.white_bounds[1] >= r.keys.black + r.keys.white + r.keys.empty
     for r in reading.rows[6:]:
         assert r.status == "empty"  # rows not in play keep their bare holes
+
+
+def test_an_edge_whose_steps_scatter_across_the_reach_does_not_answer(invicta):
+    """An edge lies along a line: steps scattered either side of the fit (a
+    sleeve's folds, a hand's shadow) are not the board's edge."""
+    import cv2
+
+    w, h = invicta.size_mm
+    s = 3.0  # px per mm, the board at (40, 40) px
+    gray = np.full((int((h + 40) * s), int((w + 40) * s)), 200, dtype=np.uint8)
+    x0, y0 = 20 * s, 20 * s
+    cv2.rectangle(gray, (int(x0), int(y0)), (int(x0 + w * s), int(y0 + h * s)), 60, -1)
+    rng = np.random.default_rng(3)
+    for y in np.arange(0.0, h, 3.0):  # the left edge torn into strips 2 or 5 mm in or out
+        dx = float(rng.choice([-5.0, -2.0, 2.0, 5.0]))
+        left = int(x0 + min(0.0, dx) * s)
+        right = int(x0 + max(0.0, dx) * s)
+        cv2.rectangle(gray, (left, int(y0 + y * s)), (right, int(y0 + (y + 3.0) * s)), 200 if dx > 0 else 60, -1)
+    to_px = np.array([[s, 0.0, x0], [0.0, s, y0], [0.0, 0.0, 1.0]])
+    off = outline_offsets(gray, lambda pts: apply_homography(to_px, pts), invicta.size_mm)
+    assert off[3] is None  # left
+    assert all(o is not None and abs(o) < 0.5 for o in off[:3])

@@ -35,6 +35,11 @@ REACH_MM = 6.0
 #: clear step for the edge to answer.
 POINTS_PER_EDGE = 24
 MIN_SHARE = 1 / 3
+#: The share of an edge's clear steps that must lie within AGREE_MM (mm,
+#: across the edge) of their median for the edge to answer: more than a
+#: lens's residual bow and a soft edge's spread, less than a hand's clutter.
+AGREE_MM = 1.5
+MIN_AGREE = 0.5
 #: A step is clear when it is this many times the profile's median step
 #: (plus a floor in grey levels, for noise on a flat profile).
 STEP_RATIO = 4.0
@@ -96,7 +101,13 @@ def edge_points(
         if clear.sum() < MIN_SHARE * POINTS_PER_EDGE:
             out.append(None)
             continue
-        out.append((along[clear], ts[k[clear]] + step_mm / 2, nrm))
+        offsets = ts[k[clear]] + step_mm / 2
+        # An edge lies along a line: steps scattered across the reach are
+        # something else's (a sleeve's folds, a hand's shadow).
+        if np.mean(np.abs(offsets - np.median(offsets)) <= AGREE_MM) < MIN_AGREE:
+            out.append(None)
+            continue
+        out.append((along[clear], offsets, nrm))
     return out
 
 
