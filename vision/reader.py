@@ -39,6 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.rules.errors import PegwatchError
+from pegwatch.vision import row_order
 from pegwatch.vision.calibration import SHIELD, Calibration, CalibrationError
 from pegwatch.vision.censored import CLIP_FACTORS
 from pegwatch.vision.colour import Classification, ColourModel, linear_bgr_to_lab
@@ -65,7 +66,6 @@ from pegwatch.vision.reading import (
     doubt_bare_keys,
     unreadable_row,
 )
-from pegwatch.vision.row_order import covered_before_played, covered_beside_dark, covered_flat
 from pegwatch.vision.sampler import BoardSampler, Features, FloatArray
 from pegwatch.vision.secret import SecretView, see_secret
 from pegwatch.vision.tint import widened
@@ -117,6 +117,8 @@ class BoardReader:
         # it is not seen in the pegs' light (see pegwatch.vision.peg_light).
         self._code_lit = self._code_is_peg & diffuse_classes(self.code_model)
         self._tray = TrayWatch(profile)
+        bare = self.code_model.means[list(names).index(EMPTY)] if EMPTY in names else None
+        self._hole_step = row_order.least_hole_step(bare)
         #: What a dark cover reads as: a dark neutral peg, or a bare hole.
         self._dark_names = {str(n) for n in self._code_names[self._code_is_peg & ~self._code_lit]} | {EMPTY}
         self._key_lit = self._key_is_peg & diffuse_classes(self.key_model)
@@ -252,11 +254,12 @@ class BoardReader:
                 keys = doubt_bare_keys(keys)
             rows.append(RowReading(r + 1, holes, keys, status))
         if not p.blanks:
-            rows = covered_before_played(rows, key_holes=p.key_holes, dark=self._dark_names)
-        rows = covered_flat(rows, f.code[:n_guess, 3] - f.code[:n_guess, 0], key_holes=p.key_holes)
+            rows = row_order.covered_before_played(rows, key_holes=p.key_holes, dark=self._dark_names)
+        steps = f.code[:n_guess, 3] - f.code[:n_guess, 0]
+        rows = row_order.covered_flat(rows, steps, key_holes=p.key_holes, least=self._hole_step)
         if frame is not None and loc is not None and loc.px_per_mm is not None:
             beside = self._tray.rows_beside_dark(frame, loc, loc.px_per_mm)
-            rows = covered_beside_dark(rows, beside, key_holes=p.key_holes)
+            rows = row_order.covered_beside_dark(rows, beside, key_holes=p.key_holes)
         view = see_secret(
             self.sampler.layout,
             f,

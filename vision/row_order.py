@@ -90,16 +90,28 @@ def covered_beside_dark(rows: Sequence[RowReading], beside: Collection[int], *, 
     return out
 
 
-def covered_flat(rows: Sequence[RowReading], hole_steps: NDArray[np.float64], *, key_holes: int) -> list[RowReading]:
+def least_hole_step(bare_mean: Sequence[float] | None) -> float:
+    """The step a bare row must show (see :func:`covered_flat`): ``MIN_HOLE_STEP``,
+    or half the calibration's bare hole's own (``bare_mean``: its class
+    mean, disc L* first, ring L* fourth) on a board whose holes look shallow."""
+    if bare_mean is None or len(bare_mean) < 4:
+        return MIN_HOLE_STEP
+    return min(MIN_HOLE_STEP, 0.5 * float(bare_mean[3] - bare_mean[0]))
+
+
+def covered_flat(
+    rows: Sequence[RowReading], hole_steps: NDArray[np.float64], *, key_holes: int, least: float = MIN_HOLE_STEP
+) -> list[RowReading]:
     """``rows`` with those read wholly bare whose holes do not look like
     holes occluded: ``hole_steps`` per code hole of the guess rows (row by
-    row), how much darker its disc is than its ring (L*). Something flat
-    and dark lies over them (a sleeve), not an empty stretch of board."""
+    row), how much darker its disc is than its ring (L*); ``least``, the
+    step a bare row's median must reach. Something flat and dark lies over
+    them (a sleeve), not an empty stretch of board."""
     out = list(rows)
     steps = np.asarray(hole_steps, dtype=np.float64)
     for i, row in enumerate(out):
         n = len(row.holes)
         bare = all(h.is_certain and h.colour == EMPTY for h in row.holes)
-        if bare and float(np.median(steps[i * n : (i + 1) * n])) < MIN_HOLE_STEP:
+        if bare and float(np.median(steps[i * n : (i + 1) * n])) < least:
             out[i] = unreadable_row(row.row, n, key_holes, ROW_OCCLUDED)
     return out

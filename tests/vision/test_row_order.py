@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from pegwatch.vision.reading import (
     EMPTY,
@@ -15,7 +16,12 @@ from pegwatch.vision.reading import (
     RowReading,
     empty_row,
 )
-from pegwatch.vision.row_order import MIN_HOLE_STEP, covered_before_played, covered_flat
+from pegwatch.vision.row_order import (
+    MIN_HOLE_STEP,
+    covered_before_played,
+    covered_flat,
+    least_hole_step,
+)
 
 DARK = {"black", EMPTY}
 
@@ -68,3 +74,13 @@ def test_bare_rows_whose_holes_show_no_recess_are_under_something_flat():
     assert out[2] == rows[2]  # holes darker than their rings: seen bare
     assert out[3] == rows[3]  # the median decides: two holes in view are enough
     assert float(np.median(steps[4:8])) < MIN_HOLE_STEP <= float(np.median(steps[12:16]))
+
+
+def test_a_board_whose_bare_holes_look_shallow_asks_less_of_them():
+    assert least_hole_step(None) == MIN_HOLE_STEP
+    assert least_hole_step([40.0, 0.0, 0.0, 61.0, 0.0, 0.0]) == MIN_HOLE_STEP  # a deep hole: 21 L*
+    assert least_hole_step([50.0, 0.0, 0.0, 52.4, 0.0, 0.0]) == pytest.approx(1.2)
+    rows = [empty_row(1, 4, 4)]
+    steps = np.array([1.5, 1.6, 1.4, 1.5])
+    assert covered_flat(rows, steps, key_holes=4)[0].status == ROW_OCCLUDED
+    assert covered_flat(rows, steps, key_holes=4, least=1.2)[0] == rows[0]
