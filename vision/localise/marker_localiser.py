@@ -151,14 +151,28 @@ class MarkerLocaliser:
     def _first_pass(self, gray: NDArray[np.uint8]) -> list[DetectedMarker]:
         found: list[DetectedMarker] = []
         if self._rois:
-            # The camera is fixed: look where the markers were last time first.
-            for x0, y0, x1, y1 in self._rois.values():
-                found.extend(self._find(gray[y0:y1, x0:x1], (x0, y0)))
+            # The camera is fixed: look where the markers were last time first,
+            # with the retry passes' detectors where the first pass misses one.
+            for mid, (x0, y0, x1, y1) in self._rois.items():
+                win = gray[y0:y1, x0:x1]
+                got = self._find(win, (x0, y0))
+                if all(f.id != mid for f in got):
+                    got += self._window_retry(win, (x0, y0), mid)
+                found.extend(got)
             if {f.id for f in found} != set(self._rois) and not self._keeps(gray, found):
                 found = []
         if not found:
             found = self._find(gray)
         return found
+
+    def _window_retry(self, win: NDArray[np.uint8], offset: tuple[int, int], mid: int) -> list[DetectedMarker]:
+        """Marker ``mid`` in its window by the retry passes' detectors (a blurred or
+        small marker a retry pass found): a window costs a hundredth of the frame."""
+        for image in (win, equalise(win), sharpen(win)):
+            got = [f for f in self._find(image, offset, scale=1.0, kind="retry") if f.id == mid]
+            if got:
+                return got
+        return []
 
     def _keeps(self, gray: NDArray[np.uint8], found: list[DetectedMarker]) -> bool:
         """Would the kept fit stand on ``found`` (two or more markers where they were, within
