@@ -1,4 +1,4 @@
-"""The tray beside the board: where a dark sleeve crosses onto it.
+"""The tray beside the board: where a dark sleeve lies across it.
 
 A black sleeve over a black board looks like rows of empty holes: no
 colour or cover test on the board tells it from an empty board, and
@@ -14,8 +14,10 @@ found by them is known to lie on that tray (a board found by its corners
 alone may lie anywhere, beside its own peg store). One point beside each
 guess row on either side (beyond the board's edges the rows run between),
 between the markers and clear of them, is compared with the tray's own
-colour: the median of the brighter half of the points. A shadow on the tray darkens it too, so the answer is only
-"something may lie over these rows": rows that show no peg there read
+colour: the median of the brighter half of the points. Dark points on
+both sides mark a sleeve lying across the board. A shadow on the tray
+darkens it too, so the answer is only "something may lie over these
+rows": rows that show no peg there read
 ``occluded`` instead of ``empty`` (never a verdict; see
 :func:`~pegwatch.vision.row_order.covered_beside_dark`).
 """
@@ -117,9 +119,10 @@ class TrayWatch:
         return flat, inside
 
     def rows_beside_dark(self, frame: NDArray[np.uint8], loc: Localisation, px_per_mm: float) -> set[int]:
-        """The guess rows (0-based) beside which the tray is dark: each row
-        whose point on either side is, and every row between a dark point on
-        one side and one on the other (a sleeve lying across the board).
+        """The guess rows (0-based) a sleeve lying across the board may be
+        over: from the first to the last row beside which the tray is dark,
+        when it is dark on both sides (an arm reaching in from one side, or
+        its shadow, says nothing of the rows it stops short of).
         ``frame``: the camera's picture (BGR or grey)."""
         tray = self.tray
         if loc.method != "markers" or loc.image_to_board is None or len(tray.points_mm) < MIN_POINTS:
@@ -143,6 +146,6 @@ class TrayWatch:
         if not rows:
             return rows
         sides = {bool(tray.points_mm[i, 1] < 0 or tray.points_mm[i, 0] < 0) for i in np.flatnonzero(dark)}
-        if len(sides) == 2:
-            rows |= set(range(min(rows), max(rows) + 1))
-        return rows
+        if len(sides) < 2:
+            return set()
+        return set(range(min(rows), max(rows) + 1))

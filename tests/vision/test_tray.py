@@ -97,3 +97,15 @@ def test_a_dark_sleeve_flat_over_bare_rows_hides_their_recesses(board, invicta_c
         assert reading.row(r).status != ROW_EMPTY
         assert not any(hole.is_certain for hole in reading.row(r).holes)
     assert [reading.row(r).status for r in (10, 11, 12)] == [ROW_EMPTY] * 3
+
+
+def test_a_sleeve_over_one_side_of_the_tray_only_covers_nothing(board, invicta_cal):
+    """An arm reaching in from one side, or lying beside the board, stops
+    short of most rows beside it: only a sleeve across the board counts."""
+    p, out = board
+    x0, x1 = _rows_x(p, (6, 7, 8))
+    image = out.image.copy()
+    top = out.project(np.array([[x0, -25.0], [x1, -25.0], [x1, -2.0], [x0, -2.0]]))
+    cv2.fillConvexPoly(image, np.round(top).astype(np.int32), (40, 30, 30))  # a navy sleeve on the tray
+    reading = BoardReader(p, invicta_cal).read(image, at_ns=1)
+    assert [reading.row(r).status for r in (6, 7, 8)] == [ROW_EMPTY] * 3
