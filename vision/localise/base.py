@@ -94,9 +94,9 @@ class Localisation:
     extrapolation places: the markers seen are all at the other end and
     that end's own edge does not show (None: every end is held).
     ``bend_from_edges`` is True when the lens's bend was read from the
-    board's edges alone (fewer than four markers, no calibrated lens): the
-    holes may then be placed up to about a key peg's radius off near the
-    end without a marker.
+    board's edges alone (fewer than four markers, no calibrated lens) and
+    the markers' own fit, without it, missed the edges: the holes may then
+    be placed up to about a key peg's radius off.
     """
 
     ok: bool

@@ -405,7 +405,9 @@ class MarkerLocaliser:
         h, rms, (img_pts, board_pts, used) = got
         size = (frame.shape[1], frame.shape[0])
         lens = self._lens_for(size, h) if self.lens is not None else None
-        warp, h, sure_bend = frame_bend(lens, gray, img_pts, board_pts, h, self.profile.size_mm)
+        plain, (warp, h, sure_bend) = h, frame_bend(lens, gray, img_pts, board_pts, h, self.profile.size_mm)
+        # A bend read from the edges that the fit needs to meet them (not one that only refines it).
+        edge_bent = warp is not None and not sure_bend and (self._outline(gray, plain, None) or 99.0) > OUTLINE_TOLERANCE_MM
         h_markers = h
         quality = len(used) / len(self.profile.markers) / (1.0 + rms)
         shift = None
@@ -487,7 +489,7 @@ class MarkerLocaliser:
             warp=warp,
             outline_mm=outline,
             unpinned_edge=loose,
-            bend_from_edges=warp is not None and not sure_bend,
+            bend_from_edges=edge_bent,
         )
         self._last = (self._centres(img_pts, used), loc, now)
         self._measured, self._measured_ns = (ppm, sharp), now
