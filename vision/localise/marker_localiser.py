@@ -151,14 +151,14 @@ class MarkerLocaliser:
     def _first_pass(self, gray: NDArray[np.uint8]) -> list[DetectedMarker]:
         found: list[DetectedMarker] = []
         if self._rois:
-            # The camera is fixed: look where the markers were last time first,
-            # with the retry passes' detectors where the first pass misses one.
+            # The camera is fixed: look where the markers were last time first;
+            # unless the kept fit stands on those found, with the retry passes'
+            # detectors in the windows that missed theirs.
+            for x0, y0, x1, y1 in self._rois.values():
+                found.extend(self._find(gray[y0:y1, x0:x1], (x0, y0)))
             for mid, (x0, y0, x1, y1) in self._rois.items():
-                win = gray[y0:y1, x0:x1]
-                got = self._find(win, (x0, y0))
-                if all(f.id != mid for f in got):
-                    got += self._window_retry(win, (x0, y0), mid)
-                found.extend(got)
+                if mid not in {f.id for f in found} and not self._keeps(gray, found):
+                    found += self._window_retry(gray[y0:y1, x0:x1], (x0, y0), mid)
             if {f.id for f in found} != set(self._rois) and not self._keeps(gray, found):
                 found = []
         if not found:
