@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 
 from pegwatch.vision.localise.base import Localisation
 from pegwatch.vision.localise.warp import warp_key
+from pegwatch.vision.pixel_stats import square_offsets
 from pegwatch.vision.profile import BoardProfile
 
 FloatArray = NDArray[np.float64]
@@ -112,9 +113,9 @@ class TrayWatch:
             return self._where[1], self._where[2]
         px = loc.to_image(self.tray.points_mm)
         inside = (px[:, 0] >= r) & (px[:, 0] < wid - r) & (px[:, 1] >= r) & (px[:, 1] < hgt - r)
-        dy, dx = np.mgrid[-r : r + 1, -r : r + 1]
+        dy, dx = square_offsets(r)
         centre = np.round(px[inside]).astype(np.intp)
-        flat = (centre[:, 1, None] + dy.ravel()[None, :]) * wid + (centre[:, 0, None] + dx.ravel()[None, :])
+        flat = (centre[:, 1, None] + dy[None, :]) * wid + (centre[:, 0, None] + dx[None, :])
         self._where = (key, flat, inside)
         return flat, inside
 

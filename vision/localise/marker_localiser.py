@@ -168,8 +168,8 @@ class MarkerLocaliser:
     def _window_retry(self, win: NDArray[np.uint8], offset: tuple[int, int], mid: int) -> list[DetectedMarker]:
         """Marker ``mid`` in its window by the retry passes' detectors (a blurred or
         small marker a retry pass found): a window costs a hundredth of the frame."""
-        for image in (win, equalise(win), sharpen(win)):
-            got = [f for f in self._find(image, offset, scale=1.0, kind="retry") if f.id == mid]
+        for made in (lambda w: w, equalise, sharpen):  # each made only when reached
+            got = [f for f in self._find(made(win), offset, scale=1.0, kind="retry") if f.id == mid]
             if got:
                 return got
         return []
