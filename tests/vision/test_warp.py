@@ -300,3 +300,30 @@ def test_an_edge_whose_steps_scatter_across_the_reach_does_not_answer(invicta):
     off = outline_offsets(gray, lambda pts: apply_homography(to_px, pts), invicta.size_mm)
     assert off[3] is None  # left
     assert all(o is not None and abs(o) < 0.5 for o in off[:3])
+
+
+def test_a_re_fit_that_slips_a_row_off_the_markers_end_is_not_taken(invicta, monkeypatch):
+    """With two markers at one end, a pattern re-fit a row off takes that end's
+    edge out of reach: the markers' fit, which placed it, is kept."""
+    out = render(invicta, random_contents(invicta, np.random.default_rng(7), rows_played=6), Conditions.easy(), seed=7)
+    image = _hide_marker(_hide_marker(out.image, out, invicta.markers[1]), out, invicta.markers[2])
+    monkeypatch.setattr(
+        "pegwatch.vision.localise.marker_localiser.refine_to_grid", _slipped_by(-invicta.row_step_mm[0])
+    )
+    loc = MarkerLocaliser(invicta).locate(image)
+    assert loc.ok and loc.markers_seen == (0, 3)
+    assert _hole_errors_mm(invicta, loc, out).max() < 2.0
+    monkeypatch.setattr("pegwatch.vision.localise.marker_localiser.end_lost", lambda *a: False)
+    slipped = MarkerLocaliser(invicta).locate(image)
+    assert _hole_errors_mm(invicta, slipped, out).max() > 10.0  # what the check stops
+
+
+def test_an_end_is_lost_only_when_it_stops_answering():
+    from pegwatch.vision.localise.outline import end_lost
+
+    along_x = (16.0, 0.0)
+    assert end_lost((0.1, 0.3, 0.2, -1.6), (0.9, None, -0.8, None), along_x)  # the left end went out of reach
+    assert not end_lost((0.1, 0.3, 0.2, -0.9), (0.9, 0.4, -0.8, -2.1), along_x)  # moved, not slipped
+    assert not end_lost((0.1, 0.3, 0.2, 3.5), (0.9, 0.4, -0.8, None), along_x)  # it was never placed
+    assert not end_lost((-0.9, None, 0.2, 0.3), (None, None, 0.2, 0.3), along_x)  # a long edge: no row step across it
+    assert end_lost((-0.9, None, 0.2, 0.3), (None, None, 0.2, 0.3), (0.0, 16.0))

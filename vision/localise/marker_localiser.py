@@ -33,6 +33,7 @@ from pegwatch.vision.localise.grid import measure_grid, refine_to_grid, row_tupl
 from pegwatch.vision.localise.marker_plane import markers_homography
 from pegwatch.vision.localise.outline import (
     OUTLINE_TOLERANCE_MM,
+    end_lost,
     fit_edges,
     outline_error_mm,
     place_by_edges,
@@ -413,7 +414,8 @@ class MarkerLocaliser:
         shift = None
         rows: tuple[tuple[float, float], ...] | None = None
         ppm, sharp = board_sharpness(gray, h / h[2, 2], self.profile.size_mm)
-        outline = self._outline(gray, h, warp)
+        edges = fit_edges(gray, h, lambda u: to_image(warp, u), self.profile.size_mm)
+        outline = outline_error_mm(edges)
         if self.refine:
             start = REFINE_BENT_FROM_MM if sure_bend else REFINE_FROM_MM
             h2, fit = refine_to_grid(self.profile, frame, h, min_shift_mm=start, warp=warp)
@@ -426,16 +428,17 @@ class MarkerLocaliser:
                     # of the markers' fit, the board is placed when either fit
                     # puts its edges where the picture has them; further off
                     # (a slide, or a slip by a hole), only the re-fit's count.
-                    # With the lens's bend known (calibrated, or seen on four
-                    # markers) and three or more markers, the markers place
-                    # every hole within about a millimetre: a re-fit further
-                    # off while their fit sits on the board's edges is the
-                    # pattern slipping.
-                    refit = self._outline(gray, h2, warp)
+                    # A re-fit further off is the pattern slipping when it
+                    # loses an end the markers' fit placed, or when the
+                    # lens's bend is known (calibrated, or seen on four
+                    # markers) and three or more markers put the edges right.
+                    refit_edges = fit_edges(gray, h2, lambda u: to_image(warp, u), self.profile.size_mm)
+                    refit = outline_error_mm(refit_edges)
                     holes = np.asarray(self.profile.all_hole_centres_mm(), dtype=np.float64)
                     back = np.asarray(np.linalg.inv(h), dtype=np.float64)
                     moved = float(np.max(np.linalg.norm(apply_homography(h2, apply_homography(back, holes)) - holes, axis=1)))
-                    held = sure_bend and len(used) >= 3 and outline is not None and outline <= OUTLINE_TOLERANCE_MM
+                    sure = sure_bend and len(used) >= 3 and outline is not None and outline <= OUTLINE_TOLERANCE_MM
+                    held = sure or end_lost(edges, refit_edges, self.profile.row_step_mm)
                     if moved > HEAD_LEAN_MM and held:
                         h2, fit = h, measure_grid(self.profile, frame, h, warp=warp)
                         worst = np.nan_to_num(worst_residual(fit), nan=HEAD_LEAN_MM)

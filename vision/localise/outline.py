@@ -117,6 +117,23 @@ def outline_error_mm(offsets: tuple[float | None, ...]) -> float | None:
     return max(seen) if seen else None
 
 
+def end_lost(before: tuple[float | None, ...], after: tuple[float | None, ...], row_step_mm: tuple[float, float]) -> bool:
+    """Does a re-fit lose a board end that the fit before it placed (per edge, from :func:`fit_edges`)?
+
+    The ends are the two edges the rows repeat towards. The hole pattern
+    repeats row by row, so a re-fit on it can slip by a row, which takes
+    the ends a row step away, beyond :data:`REACH_MM`, where they do not
+    answer at all. An end that showed within :data:`OUTLINE_TOLERANCE_MM`
+    of the first fit and does not show for the re-fit has been slipped off.
+    (One that shows further off has been moved, not slipped: a scale
+    corrected along the board moves the ends by millimetres.)
+    """
+    ends = (1, 3) if abs(row_step_mm[0]) >= abs(row_step_mm[1]) else (0, 2)
+    return any(
+        (b := before[k]) is not None and abs(b) <= OUTLINE_TOLERANCE_MM and after[k] is None for k in ends
+    )
+
+
 def fit_to_outline(
     gray: NDArray[np.uint8] | NDArray[np.float32],
     image_to_board: FloatArray,

@@ -200,4 +200,5 @@ def _squares_off_line(px: FloatArray) -> float:
     fits them best: the smaller eigenvalue of their scatter matrix."""
     c = px - px.mean(axis=0)
     sxx, syy, sxy = float(c[:, 0] @ c[:, 0]), float(c[:, 1] @ c[:, 1]), float(c[:, 0] @ c[:, 1])
-    return 0.5 * (sxx + syy) - float(np.hypot(0.5 * (sxx - syy), sxy))
+    # Rounding makes it a hair below zero for points exactly on a line.
+    return max(0.0, 0.5 * (sxx + syy) - float(np.hypot(0.5 * (sxx - syy), sxy)))
