@@ -34,10 +34,14 @@ class MarkerError(BadInput):
 
 @dataclass(frozen=True)
 class DetectedMarker:
-    """One marker found in an image: its id and four corners in image px (TL, TR, BR, BL)."""
+    """One marker found in an image: its id and four corners in image px (TL, TR, BR, BL).
+
+    ``sure`` is False for a candidate: read with every correctable bit
+    corrected, or module by module from a rejected outline."""
 
     id: int
     corners: NDArray[np.float32]
+    sure: bool = True
 
 
 def _aruco() -> Any:
@@ -130,7 +134,7 @@ def _detector(name: str, kind: str = "steady") -> Any:
         # The last pass, for a marker blur or JPEG has cost a few bits: every
         # correctable bit is corrected. Such an id is only a candidate; the
         # localiser keeps it only where the markers it found surely say a
-        # marker of that id stands (see MarkerLocaliser._confirmed).
+        # marker of that id stands (see pegwatch.vision.localise.marker_plane.confirmed_by).
         params.errorCorrectionRate = 1.0
     else:
         raise MarkerError(f"detector kind {kind!r} is not one of {', '.join(DETECTOR_KINDS)}")
@@ -171,7 +175,7 @@ def detect_markers(image: NDArray[np.uint8], dictionary: str, *, kind: str = "st
     if ids is None:
         return []
     found = [
-        DetectedMarker(int(i), np.asarray(c, dtype=np.float32).reshape(4, 2))
+        DetectedMarker(int(i), np.asarray(c, dtype=np.float32).reshape(4, 2), sure=kind != "lenient")
         for i, c in zip(ids.ravel(), corners, strict=True)
     ]
     return found
@@ -215,7 +219,7 @@ def _decode_soft(gray: NDArray[np.uint8], quads: Any, dictionary: str) -> list[D
         for turn in range(4):
             match = np.flatnonzero((codes == np.rot90(inner, -turn)[None]).all(axis=(1, 2)))
             if len(match) == 1:
-                found.append(DetectedMarker(int(match[0]), np.roll(quad, turn, axis=0)))
+                found.append(DetectedMarker(int(match[0]), np.roll(quad, turn, axis=0), sure=False))
                 break
     return found
 

@@ -478,6 +478,8 @@ class BoardReader:
                 f"the board's edge lies {loc.outline_mm:.1f} mm from where the markers put it "
                 "(a marker misread, or the board moved on its tray)"
             )
+        if loc.markers_unsure:
+            reasons.append("the markers were read only with every bit corrected (blurred or small): the fit is a guess")
         if loc.unpinned_edge is not None:
             reasons.append(
                 f"the board's {loc.unpinned_edge} end is placed by extrapolation alone "

@@ -3,6 +3,7 @@
 import numpy as np
 
 from pegwatch.vision.localise import MarkerLocaliser
+from pegwatch.vision.localise.marker_plane import confirmed_by
 from pegwatch.vision.markers import DETECTOR_KINDS, DetectedMarker
 from pegwatch.vision.profile import load_profile
 
@@ -20,14 +21,70 @@ def _seen(profile, marker_id, shift_mm=(0.0, 0.0), scale=1.0):
 
 def test_a_lenient_marker_is_kept_only_where_the_profile_puts_it():
     p = load_profile("invicta-12x4")
-    loc = MarkerLocaliser(p)
     sure = [_seen(p, 3)]
     assert "lenient" in DETECTOR_KINDS
-    assert loc._confirmed(_seen(p, 0), sure)
+    assert confirmed_by(p, _seen(p, 0), sure)
     # 119 mm from the sure marker, a few mm off is the fit's own error...
-    assert loc._confirmed(_seen(p, 0, shift_mm=(4.0, -6.0)), sure)
+    assert confirmed_by(p, _seen(p, 0, shift_mm=(4.0, -6.0)), sure)
     # ...but an id found 40 mm away, or at twice the size, is made up.
-    assert not loc._confirmed(_seen(p, 0, shift_mm=(40.0, 0.0)), sure)
-    assert not loc._confirmed(_seen(p, 0, scale=2.0), sure)
+    assert not confirmed_by(p, _seen(p, 0, shift_mm=(40.0, 0.0)), sure)
+    assert not confirmed_by(p, _seen(p, 0, scale=2.0), sure)
     # Nothing sure: nothing to confirm by.
-    assert not loc._confirmed(_seen(p, 0), [])
+    assert not confirmed_by(p, _seen(p, 0), [])
+
+
+def test_candidates_with_no_sure_marker_stand_only_together_where_the_profile_puts_them():
+    from pegwatch.vision.localise.marker_plane import candidates_agree
+
+    p = load_profile("invicta-12x4")
+    assert candidates_agree(p, [_seen(p, 0), _seen(p, 3)])
+    assert candidates_agree(p, [_seen(p, 0), _seen(p, 1, shift_mm=(0.8, -0.5)), _seen(p, 3)])
+    assert not candidates_agree(p, [_seen(p, 0)])  # one alone says nothing
+    assert not candidates_agree(p, [_seen(p, 0), _seen(p, 3, shift_mm=(30.0, 0.0))])  # one made up
+    assert not candidates_agree(p, [_seen(p, 0), _seen(p, 3, scale=1.5)])
+    stray = DetectedMarker(17, _seen(p, 3).corners)  # an id the profile does not have counts for nothing
+    assert not candidates_agree(p, [_seen(p, 0), stray])
+
+
+def test_a_board_whose_markers_only_the_candidate_readers_find_is_found():
+    from pegwatch.simulation.render import Conditions, random_contents, render
+
+    invicta = load_profile("invicta-12x4")
+    out = render(invicta, random_contents(invicta, np.random.default_rng(3), rows_played=5), Conditions.easy(), seed=3)
+    real = MarkerLocaliser._find
+
+    def only_candidates(self, gray, offset=(0, 0), *, scale=None, kind="steady"):
+        # Blur and a small board: the sure detectors read no marker at all.
+        return real(self, gray, offset, scale=scale, kind=kind) if kind in ("lenient", "soft") else []
+
+    MarkerLocaliser._find = only_candidates
+    try:
+        loc = MarkerLocaliser(invicta).locate(out.image)
+    finally:
+        MarkerLocaliser._find = real
+    assert loc.ok and len(loc.markers_seen) >= 2
+    holes = np.array(invicta.all_hole_centres_mm())
+    assert np.linalg.norm(loc.to_board(out.project(holes)) - holes, axis=1).max() < 1.0
+    assert loc.markers_unsure  # never trusted to accuse (the reader says so)
+    assert not MarkerLocaliser(invicta).locate(out.image).markers_unsure
+
+
+def test_a_board_found_by_candidate_markers_alone_is_read_low_trust(invicta_table, invicta_cal):
+    from dataclasses import replace
+
+    from pegwatch.vision.reader import BoardReader
+    from pegwatch.vision.reading import TRUST_LOW
+
+    reader = BoardReader(invicta_table.profile, invicta_cal)
+    real = reader.localiser.locate
+
+    class CandidatesOnly:
+        method = "markers"
+
+        def locate(self, image):
+            return replace(real(image), markers_unsure=True)
+
+    reader._localiser = CandidatesOnly()
+    reading = reader.read(invicta_table.calibration[0].image)
+    assert reading.problem is None and reading.trust == TRUST_LOW
+    assert any("read only with every bit corrected" in r for r in reading.trust_reasons)

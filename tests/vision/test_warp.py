@@ -327,3 +327,22 @@ def test_an_end_is_lost_only_when_it_stops_answering():
     assert not end_lost((0.1, 0.3, 0.2, 3.5), (0.9, 0.4, -0.8, None), along_x)  # it was never placed
     assert not end_lost((-0.9, None, 0.2, 0.3), (None, None, 0.2, 0.3), along_x)  # a long edge: no row step across it
     assert end_lost((-0.9, None, 0.2, 0.3), (None, None, 0.2, 0.3), (0.0, 16.0))
+
+
+def test_markers_a_strong_barrel_lens_bends_off_one_plane_agree_once_it_is_out(invicta):
+    """Close to the board, a strong barrel lens bends the corners of the
+    markers near the frame's corners by more than the markers' RMS allows."""
+    from pegwatch.vision.localise.marker_plane import markers_homography
+    from pegwatch.vision.markers import detect_markers, profile_marker_points
+
+    c = Conditions.easy()
+    out = render(invicta, random_contents(invicta, np.random.default_rng(5), rows_played=6),
+                 c.with_(k1=-0.25, tilt_x_deg=8.0, distance_mm=0.7 * c.distance_mm), seed=5)
+    img_pts, board_pts, used = profile_marker_points(invicta, detect_markers(out.image, invicta.aruco_dictionary))
+    assert len(used) == 4
+    assert markers_homography(img_pts, board_pts, used) is None  # off one plane as they are
+    size = (out.image.shape[1], out.image.shape[0])
+    assert markers_homography(img_pts, board_pts, used, frame_size=size) is not None
+    loc = MarkerLocaliser(invicta).locate(out.image)
+    assert loc.ok and loc.warp is not None
+    assert _hole_errors_mm(invicta, loc, out).max() < 1.0

@@ -97,6 +97,8 @@ class Localisation:
     board's edges alone (fewer than four markers, no calibrated lens) and
     the markers' own fit, without it, missed the edges: the holes may then
     be placed up to about a key peg's radius off.
+    ``markers_unsure`` is True when no marker of the fit was read surely
+    (only candidates, standing together: blur or a small board).
     """
 
     ok: bool
@@ -116,6 +118,7 @@ class Localisation:
     outline_mm: float | None = None
     unpinned_edge: str | None = None
     bend_from_edges: bool = False
+    markers_unsure: bool = False
 
     @property
     def too_coarse(self) -> bool:

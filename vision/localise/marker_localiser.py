@@ -30,7 +30,7 @@ from pegwatch.vision.localise.base import (
 )
 from pegwatch.vision.localise.corners import MOVED_MM
 from pegwatch.vision.localise.grid import measure_grid, refine_to_grid, row_tuple, worst_residual
-from pegwatch.vision.localise.marker_plane import markers_homography
+from pegwatch.vision.localise.marker_plane import candidates_agree, confirmed_by, markers_homography
 from pegwatch.vision.localise.outline import (
     OUTLINE_TOLERANCE_MM,
     end_lost,
@@ -40,13 +40,7 @@ from pegwatch.vision.localise.outline import (
     unpinned_edge,
 )
 from pegwatch.vision.localise.plumb import frame_bend
-from pegwatch.vision.localise.warp import (
-    ImageWarp,
-    LensWarp,
-    RadialWarp,
-    to_ideal,
-    to_image,
-)
+from pegwatch.vision.localise.warp import ImageWarp, LensWarp, RadialWarp, to_ideal, to_image
 from pegwatch.vision.markers import (
     DetectedMarker,
     detect_markers,
@@ -145,7 +139,7 @@ class MarkerLocaliser:
         found = detect_markers(small, self.profile.aruco_dictionary, kind=kind)
         ox, oy = offset
         return [
-            DetectedMarker(f.id, ((f.corners + 0.5) / scale - 0.5 + np.array([ox, oy], dtype=np.float32)).astype(np.float32))
+            replace(f, corners=((f.corners + 0.5) / scale - 0.5 + np.array([ox, oy], dtype=np.float32)).astype(np.float32))
             for f in found
         ]
 
@@ -195,10 +189,8 @@ class MarkerLocaliser:
         # (image, scale, detector kind) of each pass; equalised and sharpened
         # images are made only when reached.
         passes: tuple[tuple[str, float, str], ...] = (
-            ("equalised", self.detect_scale, "steady"),
-            ("plain", 1.0, "retry"),
-            ("equalised", 1.0 / 3.0, "retry"),
-            ("sharpened", 1.0, "retry"),
+            ("equalised", self.detect_scale, "steady"), ("plain", 1.0, "retry"),
+            ("equalised", 1.0 / 3.0, "retry"), ("sharpened", 1.0, "retry"),
         )
         made: dict[str, NDArray[np.uint8]] = {"plain": gray}
         for image, scale, kind in passes:
@@ -209,38 +201,16 @@ class MarkerLocaliser:
             for f in self._find(made[image], scale=scale, kind=kind):
                 if f.id in ids and f.id not in have:
                     have[f.id] = f
-        for kind in ("lenient", "soft"):  # candidates only: each must stand where the sure ones put it
-            for f in self._find(gray, scale=1.0, kind=kind) if have and len(have) < want else ():
-                if f.id in ids and f.id not in have and self._confirmed(f, list(have.values())):
-                    have[f.id] = f
+        # Candidates only: each must stand where the sure ones put it, or,
+        # with fewer than two sure ones, all of them together on one plane.
+        cands = [f for k in ("lenient", "soft") for f in self._find(gray, scale=1.0, kind=k)] if len(have) < want else []
+        group = {f.id: f for f in reversed(cands) if f.id in ids} | have
+        for f in cands:
+            if f.id in ids and f.id not in have and have and confirmed_by(self.profile, f, list(have.values())):
+                have[f.id] = f
+        have = group if len(have) < 2 and candidates_agree(self.profile, list(group.values())) else have
         extra = [f for f in found if f.id not in ids]
         return list(have.values()) + extra
-
-    def _confirmed(self, candidate: DetectedMarker, sure: list[DetectedMarker]) -> bool:
-        """Whether the markers found surely say that ``candidate``'s marker stands where it was seen.
-
-        A marker read with every correctable bit corrected may be an id made
-        up from the table's grain; a real one lies where the profile puts
-        it, at about the size the sure markers predict. An affine fit to the
-        sure markers' corners places it (a perspective fit to one marker's
-        four corners extrapolates wildly): its centre must lie within a
-        quarter of its side, or a tenth of its distance from the nearest
-        sure marker, of the profile's place.
-        """
-        img_pts, board_pts, _used = profile_marker_points(self.profile, sure)
-        if len(img_pts) < 4:
-            return False
-        a, _inliers = cv2.estimateAffine2D(img_pts, board_pts, method=cv2.LMEDS)
-        if a is None:
-            return False
-        marker = next(m for m in self.profile.markers if m.id == candidate.id)
-        seen = candidate.corners.astype(np.float64) @ a[:, :2].T + a[:, 2]
-        want = np.asarray(marker.corners_mm(), dtype=np.float64)
-        centre = want.mean(axis=0)
-        off = float(np.linalg.norm(seen.mean(axis=0) - centre))
-        nearest = float(np.min(np.linalg.norm(board_pts - centre, axis=1)))
-        side = float(np.mean(np.linalg.norm(np.roll(seen, 1, axis=0) - seen, axis=1)))
-        return off <= max(marker.size_mm / 4, nearest / 10) and 0.75 <= side / marker.size_mm <= 1.33
 
     def _refine_corners(self, gray: NDArray[np.uint8], img_pts: NDArray[np.float64]) -> NDArray[np.float64]:
         if self.detect_scale == 1.0 or len(img_pts) == 0:
@@ -399,12 +369,18 @@ class MarkerLocaliser:
         if len(used) < 2:
             return failed(self.method, MARKERS_NOT_FOUND, markers_seen=used)
         img_pts = self._refine_corners(gray, img_pts)
-        got = markers_homography(img_pts, board_pts, used)
+        size = (frame.shape[1], frame.shape[0])
+        got = markers_homography(img_pts, board_pts, used, frame_size=size)
+        if got is None and len(used) < len(self.profile.markers):
+            # Every marker's corners show a strong lens's bend, which three cannot tell from a misplaced one.
+            found = self._retry(gray, found, len(self.profile.markers))
+            img_pts, board_pts, used = profile_marker_points(self.profile, found)
+            img_pts = self._refine_corners(gray, img_pts)
+            got = markers_homography(img_pts, board_pts, used, frame_size=size)
         if got is None:
             # Markers that do not agree on one plane: one was moved or misplaced.
             return failed(self.method, "markers disagree; check they are where the profile says", markers_seen=used)
         h, rms, (img_pts, board_pts, used) = got
-        size = (frame.shape[1], frame.shape[0])
         lens = self._lens_for(size, h) if self.lens is not None else None
         plain, (warp, h, sure_bend) = h, frame_bend(lens, gray, img_pts, board_pts, h, self.profile.size_mm)
         # A bend read from the edges that the fit needs to meet them (not one that only refines it).
@@ -493,6 +469,7 @@ class MarkerLocaliser:
             outline_mm=outline,
             unpinned_edge=loose,
             bend_from_edges=edge_bent,
+            markers_unsure=not any(f.sure for f in found if f.id in used),
         )
         self._last = (self._centres(img_pts, used), loc, now)
         self._measured, self._measured_ns = (ppm, sharp), now
