@@ -203,12 +203,17 @@ class MarkerLocaliser:
                     have[f.id] = f
         # Candidates only: each must stand where the sure ones put it, or,
         # with fewer than two sure ones, all of them together on one plane.
-        cands = [f for k in ("lenient", "soft") for f in self._find(gray, scale=1.0, kind=k)] if len(have) < want else []
-        group = {f.id: f for f in reversed(cands) if f.id in ids} | have
-        for f in cands:
-            if f.id in ids and f.id not in have and have and confirmed_by(self.profile, f, list(have.values())):
-                have[f.id] = f
-        have = group if len(have) < 2 and candidates_agree(self.profile, list(group.values())) else have
+        # Read from the frame, then from it finely sharpened (the bits of a
+        # marker under 1.5-2 px of defocus come back at 1.5 px).
+        cands: list[DetectedMarker] = []
+        for fine in (False, True):
+            image = sharpen(gray, sigma_px=1.5, amount=3.0) if fine else gray
+            cands += [f for k in ("lenient", "soft") for f in self._find(image, scale=1.0, kind=k)] if len(have) < want else []
+            group = {f.id: f for f in reversed(cands) if f.id in ids} | have
+            for f in cands:
+                if f.id in ids and f.id not in have and have and confirmed_by(self.profile, f, list(have.values())):
+                    have[f.id] = f
+            have = group if len(have) < 2 and candidates_agree(self.profile, list(group.values())) else have
         extra = [f for f in found if f.id not in ids]
         return list(have.values()) + extra
 
