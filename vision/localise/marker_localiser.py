@@ -207,8 +207,8 @@ class MarkerLocaliser:
         # marker under 1.5-2 px of defocus come back at 1.5 px).
         cands: list[DetectedMarker] = []
         for fine in (False, True):
-            image = sharpen(gray, sigma_px=1.5, amount=3.0) if fine else gray
-            cands += [f for k in ("lenient", "soft") for f in self._find(image, scale=1.0, kind=k)] if len(have) < want else []
+            picture = sharpen(gray, sigma_px=1.5, amount=3.0) if fine else gray
+            cands += [f for k in ("lenient", "soft") for f in self._find(picture, scale=1.0, kind=k)] if len(have) < want else []
             group = {f.id: f for f in reversed(cands) if f.id in ids} | have
             for f in cands:
                 if f.id in ids and f.id not in have and have and confirmed_by(self.profile, f, list(have.values())):
