@@ -7,6 +7,8 @@ peg" is what makes a correctly marked row look mis-marked (see
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -15,6 +17,13 @@ from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import EMPTY, ROW_EMPTY, ROW_OCCLUDED, ROW_OK, ROW_UNKNOWN, KeyReading
 
 FloatArray = NDArray[np.float64]
+
+
+@functools.lru_cache(maxsize=16)
+def _key_classes(names: tuple[str, ...], place: str, colour: str) -> tuple[NDArray[np.bool_], ...]:
+    """Which of the model's classes are the bare hole, the right-place key and the right-colour key."""
+    arr = np.array(names, dtype=object)
+    return arr == EMPTY, arr == place, arr == colour
 
 
 def count_keys(
@@ -37,10 +46,7 @@ def count_keys(
     would stand looks bare too (``BoardReader._key_heads_bare``). In a row
     in play, a hole read bare counts only when its head's place agrees.
     """
-    names = np.array(model.names, dtype=object)
-    is_empty = names == EMPTY
-    is_place = names == profile.right_place_key
-    is_colour = names == profile.right_colour_key
+    is_empty, is_place, is_colour = _key_classes(model.names, profile.right_place_key, profile.right_colour_key)
     sure = accepted & ~occluded
     hidden = np.zeros(len(best), dtype=bool)
     if in_play and head_bare is not None:
