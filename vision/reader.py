@@ -479,7 +479,7 @@ class BoardReader:
                 "(a marker misread, or the board moved on its tray)"
             )
         if loc.markers_unsure:
-            reasons.append("the markers were read only with every bit corrected (blurred or small): the fit is a guess")
+            reasons.append("fewer than two markers were read surely (blurred or small): the fit is a guess")
         if loc.unpinned_edge is not None:
             reasons.append(
                 f"the board's {loc.unpinned_edge} end is placed by extrapolation alone "

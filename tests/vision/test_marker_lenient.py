@@ -87,4 +87,30 @@ def test_a_board_found_by_candidate_markers_alone_is_read_low_trust(invicta_tabl
     reader._localiser = CandidatesOnly()
     reading = reader.read(invicta_table.calibration[0].image)
     assert reading.problem is None and reading.trust == TRUST_LOW
-    assert any("read only with every bit corrected" in r for r in reading.trust_reasons)
+    assert any("fewer than two markers were read surely" in r for r in reading.trust_reasons)
+
+
+def test_a_marker_read_as_a_candidate_is_read_so_again_in_its_window():
+    """On the steady camera, not by a search of the whole frame every frame."""
+    from pegwatch.simulation.render import Conditions, random_contents, render
+
+    invicta = load_profile("invicta-12x4")
+    out = render(invicta, random_contents(invicta, np.random.default_rng(3), rows_played=5), Conditions.easy(), seed=3)
+    real = MarkerLocaliser._find
+    whole: list[tuple[int, int]] = []
+
+    def only_candidates(self, gray, offset=(0, 0), *, scale=None, kind="steady"):
+        if gray.shape[:2] == out.image.shape[:2]:
+            whole.append(gray.shape[:2])
+        return real(self, gray, offset, scale=scale, kind=kind) if kind in ("lenient", "soft") else []
+
+    MarkerLocaliser._find = only_candidates
+    try:
+        loc = MarkerLocaliser(invicta)
+        first = loc.locate(out.image)
+        searched = len(whole)
+        again = loc.locate(out.image)
+    finally:
+        MarkerLocaliser._find = real
+    assert first.ok and again.ok and again.markers_unsure
+    assert searched > 0 and len(whole) == searched  # the second frame searched windows only

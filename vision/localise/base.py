@@ -97,8 +97,8 @@ class Localisation:
     board's edges alone (fewer than four markers, no calibrated lens) and
     the markers' own fit, without it, missed the edges: the holes may then
     be placed up to about a key peg's radius off.
-    ``markers_unsure`` is True when no marker of the fit was read surely
-    (only candidates, standing together: blur or a small board).
+    ``markers_unsure`` is True when fewer than two markers of the fit were
+    read surely (the others are candidates: blur or a small board).
     """
 
     ok: bool

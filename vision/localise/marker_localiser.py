@@ -116,6 +116,7 @@ class MarkerLocaliser:
         # The last good fit: marker centres by id (image px), the result, when it was fitted.
         self._last: tuple[dict[int, NDArray[np.float64]], Localisation, int] | None = None
         self._rois: dict[int, tuple[int, int, int, int]] = {}
+        self._unsure: set[int] = set()  # markers last read only by the candidates' readers
         self._held_checked_ns = 0
         # The picture's figures (px/mm, sharpness) and when they were measured.
         self._measured: tuple[float | None, float | None] = (None, None)
@@ -162,9 +163,14 @@ class MarkerLocaliser:
 
     def _window_retry(self, win: NDArray[np.uint8], offset: tuple[int, int], mid: int) -> list[DetectedMarker]:
         """Marker ``mid`` in its window by the retry passes' detectors (a blurred or
-        small marker a retry pass found): a window costs a hundredth of the frame."""
-        for made in (lambda w: w, equalise, sharpen):  # each made only when reached
-            got = [f for f in self._find(made(win), offset, scale=1.0, kind="retry") if f.id == mid]
+        small marker a retry pass found): a window costs a hundredth of the frame.
+        A marker last read only as a candidate is read again so, and only so."""
+        if mid in self._unsure:
+            passes = [(m, k) for m in (lambda w: w, lambda w: sharpen(w, sigma_px=1.5, amount=3.0)) for k in ("lenient", "soft")]
+        else:
+            passes = [(m, "retry") for m in (lambda w: w, equalise, sharpen)]
+        for made, kind in passes:  # each image made only when reached
+            got = [f for f in self._find(made(win), offset, scale=1.0, kind=kind) if f.id == mid]
             if got:
                 return got
         return []
@@ -229,6 +235,7 @@ class MarkerLocaliser:
     def _remember_rois(self, found: list[DetectedMarker], used: tuple[int, ...], shape: tuple[int, int]) -> None:
         hgt, wid = shape
         self._rois = {}
+        self._unsure = {f.id for f in found if f.id in used and not f.sure}
         for f in found:
             if f.id in used:
                 (ax, ay), (bx, by) = f.corners.min(axis=0), f.corners.max(axis=0)
@@ -474,7 +481,7 @@ class MarkerLocaliser:
             outline_mm=outline,
             unpinned_edge=loose,
             bend_from_edges=edge_bent,
-            markers_unsure=not any(f.sure for f in found if f.id in used),
+            markers_unsure=sum(f.sure for f in found if f.id in used) < 2,
         )
         self._last = (self._centres(img_pts, used), loc, now)
         self._measured, self._measured_ns = (ppm, sharp), now

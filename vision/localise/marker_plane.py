@@ -111,7 +111,7 @@ def candidates_agree(profile: BoardProfile, group: list[DetectedMarker]) -> bool
     :data:`MAX_MARKER_RMS_MM`, over all of them and over each marker. That
     says little (a perspective absorbs one of two or three markers moved
     by a centimetre for about 1 mm of RMS, and blur costs as much), so a
-    fit on such a group is never trusted to accuse
+    fit on fewer than two markers read surely is never trusted to accuse
     (``Localisation.markers_unsure``).
     """
     mine = [f for f in group if any(m.id == f.id for m in profile.markers)]
