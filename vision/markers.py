@@ -105,6 +105,11 @@ def marker_image(name: str, marker_id: int, side_px: int, *, quiet_zone: bool = 
 DETECTOR_KINDS = ("steady", "retry", "lenient", "soft")
 
 
+#: The steady detector's largest adaptive-threshold window (px): a marker
+#: needs this much of its surroundings in view to be thresholded as it is.
+STEADY_THRESHOLD_WINDOW_PX = 17
+
+
 @lru_cache(maxsize=16)
 def _detector(name: str, kind: str = "steady") -> Any:
     aruco = _aruco()
@@ -117,8 +122,8 @@ def _detector(name: str, kind: str = "steady") -> Any:
         # wide; on rendered hard photos this finds every visible marker in
         # three quarters of the time.
         params.adaptiveThreshWinSizeMin = 7
-        params.adaptiveThreshWinSizeMax = 17
-        params.adaptiveThreshWinSizeStep = 10
+        params.adaptiveThreshWinSizeMax = STEADY_THRESHOLD_WINDOW_PX
+        params.adaptiveThreshWinSizeStep = STEADY_THRESHOLD_WINDOW_PX - 7
     elif kind == "retry":
         # Every window from 3 to 23 px in steps of 4: a small or blurred
         # marker's border survives only some of them. A blurred corner is

@@ -42,6 +42,7 @@ from pegwatch.vision.localise.outline import (
 from pegwatch.vision.localise.plumb import frame_bend
 from pegwatch.vision.localise.warp import ImageWarp, LensWarp, RadialWarp, to_ideal, to_image
 from pegwatch.vision.markers import (
+    STEADY_THRESHOLD_WINDOW_PX,
     DetectedMarker,
     detect_markers,
     equalise,
@@ -239,7 +240,10 @@ class MarkerLocaliser:
         for f in found:
             if f.id in used:
                 (ax, ay), (bx, by) = f.corners.min(axis=0), f.corners.max(axis=0)
-                m = 0.6 * max(bx - ax, by - ay) + 8
+                # Room for the quiet zone (a module, a sixth of the side) and a
+                # smear, and for the detector's threshold window; not for
+                # motion: markers that moved mean a re-fit anyway.
+                m = max(0.2 * max(bx - ax, by - ay) + 8, STEADY_THRESHOLD_WINDOW_PX / self.detect_scale)
                 self._rois[f.id] = (
                     max(0, int(ax - m)),
                     max(0, int(ay - m)),
