@@ -214,8 +214,10 @@ class MarkerLocaliser:
         # marker under 1.5-2 px of defocus come back at 1.5 px).
         cands: list[DetectedMarker] = []
         for fine in (False, True):
+            if len(have) >= want:
+                break
             picture = sharpen(gray, sigma_px=1.5, amount=3.0) if fine else gray
-            cands += [f for k in ("lenient", "soft") for f in self._find(picture, scale=1.0, kind=k)] if len(have) < want else []
+            cands += [f for k in ("lenient", "soft") for f in self._find(picture, scale=1.0, kind=k)]
             group = {f.id: f for f in reversed(cands) if f.id in ids} | have
             for f in cands:
                 if f.id in ids and f.id not in have and have and confirmed_by(self.profile, f, list(have.values())):
