@@ -118,6 +118,7 @@ class MarkerLocaliser:
         self._last: tuple[dict[int, NDArray[np.float64]], Localisation, int] | None = None
         self._rois: dict[int, tuple[int, int, int, int]] = {}
         self._unsure: set[int] = set()  # markers last read only by the candidates' readers
+        self._how: dict[int, tuple[str, float, str]] = {}  # the retry pass that read each marker
         self._held_checked_ns = 0
         # The picture's figures (px/mm, sharpness) and when they were measured.
         self._measured: tuple[float | None, float | None] = (None, None)
@@ -165,13 +166,16 @@ class MarkerLocaliser:
     def _window_retry(self, win: NDArray[np.uint8], offset: tuple[int, int], mid: int) -> list[DetectedMarker]:
         """Marker ``mid`` in its window by the retry passes' detectors (a blurred or
         small marker a retry pass found): a window costs a hundredth of the frame.
-        A marker last read only as a candidate is read again so, and only so."""
+        A marker last read only as a candidate is read again so, and only so;
+        one a retry pass read is read first the way that pass read it."""
+        makers = {"plain": lambda w: w, "equalised": equalise, "sharpened": sharpen}
         if mid in self._unsure:
-            passes = [(m, k) for m in (lambda w: w, lambda w: sharpen(w, sigma_px=1.5, amount=3.0)) for k in ("lenient", "soft")]
+            passes = [(m, k, 1.0) for m in (lambda w: w, lambda w: sharpen(w, sigma_px=1.5, amount=3.0)) for k in ("lenient", "soft")]
         else:
-            passes = [(m, "retry") for m in (lambda w: w, equalise, sharpen)]
-        for made, kind in passes:  # each image made only when reached
-            got = [f for f in self._find(made(win), offset, scale=1.0, kind=kind) if f.id == mid]
+            how = self._how.get(mid)
+            passes = ([] if how is None else [(makers[how[0]], how[2], how[1])]) + [(m, "retry", 1.0) for m in makers.values()]
+        for made, kind, scale in passes:  # each image made only when reached
+            got = [f for f in self._find(made(win), offset, scale=scale, kind=kind) if f.id == mid]
             if got:
                 return got
         return []
@@ -207,7 +211,7 @@ class MarkerLocaliser:
                 made[image] = equalise(gray) if image == "equalised" else sharpen(gray)
             for f in self._find(made[image], scale=scale, kind=kind):
                 if f.id in ids and f.id not in have:
-                    have[f.id] = f
+                    have[f.id], self._how[f.id] = f, (image, scale, kind)
         # Candidates only: each must stand where the sure ones put it, or,
         # with fewer than two sure ones, all of them together on one plane.
         # Read from the frame, then from it finely sharpened (the bits of a
@@ -359,7 +363,7 @@ class MarkerLocaliser:
         gray = np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame, dtype=np.uint8)
         found = self._first_pass(gray)
         img_pts, board_pts, used = profile_marker_points(self.profile, found)
-        centres = self._centres(img_pts, used)
+        centres = self._centres(self._refine_corners(gray, img_pts), used)
         agrees = self._agrees(centres)
         # A re-fit falls due with fewer markers than the last fit had (one the
         # retry passes found): look for them again, so that it keeps their help.
@@ -369,7 +373,7 @@ class MarkerLocaliser:
         if (not agrees and len(used) < min(RETRY_BELOW, len(self.profile.markers))) or (due and fewer):
             found = self._retry(gray, found, max(RETRY_BELOW, len(last_fit[1].markers_seen) if last_fit else 0))
             img_pts, board_pts, used = profile_marker_points(self.profile, found)
-            centres = self._centres(img_pts, used)
+            centres = self._centres(self._refine_corners(gray, img_pts), used)
             agrees = self._agrees(centres)
         self._remember_rois(found, used, (gray.shape[0], gray.shape[1]))
         now = time.monotonic_ns()
