@@ -114,3 +114,23 @@ def test_a_marker_read_as_a_candidate_is_read_so_again_in_its_window():
         MarkerLocaliser._find = real
     assert first.ok and again.ok and again.markers_unsure
     assert searched > 0 and len(whole) == searched  # the second frame searched windows only
+
+
+def test_the_steady_camera_compares_refined_corners_with_the_kept_fits(monkeypatch):
+    """The kept fit remembers refined corners; the markers of the next frame are
+    compared refined too (raw half-size corners lie up to a pixel off, more than
+    a marker may move on a small board)."""
+    import pegwatch.vision.localise.marker_localiser as ml
+    from pegwatch.simulation.render import Conditions, random_contents, render
+
+    invicta = load_profile("invicta-12x4")
+    out = render(invicta, random_contents(invicta, np.random.default_rng(2), rows_played=5), Conditions.easy(), seed=2)
+    # Refinement that moves every corner 2 px: more than 0.5 mm at this scale.
+    monkeypatch.setattr(MarkerLocaliser, "_refine_corners", lambda self, gray, pts: pts + 2.0)
+    fits: list[int] = []
+    real = ml.markers_homography
+    monkeypatch.setattr(ml, "markers_homography", lambda *a, **k: (fits.append(1), real(*a, **k))[1])
+    loc = MarkerLocaliser(invicta)
+    assert loc.locate(out.image).ok and len(fits) == 1
+    assert loc.locate(out.image).ok
+    assert len(fits) == 1  # the second frame kept the fit
