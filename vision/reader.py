@@ -260,6 +260,7 @@ class BoardReader:
         if frame is not None and loc is not None and loc.px_per_mm is not None:
             beside = self._tray.rows_beside_dark(frame, loc, loc.px_per_mm)
             rows = row_order.covered_beside_dark(rows, beside, key_holes=p.key_holes)
+        rows = row_order.bare_beside_cover(rows, np.asarray(~not_in_play[:n_guess].reshape(p.rows, p.holes).all(axis=1)))
         view = see_secret(
             self.sampler.layout,
             f,

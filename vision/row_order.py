@@ -115,3 +115,22 @@ def covered_flat(
         if bare and float(np.median(steps[i * n : (i + 1) * n])) < least:
             out[i] = unreadable_row(row.row, n, key_holes, ROW_OCCLUDED)
     return out
+
+
+def bare_beside_cover(rows: Sequence[RowReading], in_play: NDArray[np.bool_]) -> list[RowReading]:
+    """``rows`` with the holes read bare, in occluded rows in play, read unknown.
+
+    Something lies over part of such a row (a hole, or its key holes); a
+    hole beside it that looks bare may be the cover's edge over a peg, or a
+    peg whose head the cover's shadow hides. Rows not in play yet hold no
+    peg, so their bare holes stand. An occluded row is never judged: this
+    changes what the row shows, not a verdict.
+    """
+    out = list(rows)
+    for i, row in enumerate(out):
+        if row.status != ROW_OCCLUDED or not in_play[i]:
+            continue
+        holes = tuple(HoleReading(UNKNOWN, h.confidence) if h.is_certain and h.colour == EMPTY else h for h in row.holes)
+        if holes != row.holes:
+            out[i] = RowReading(row.row, holes, row.keys, row.status)
+    return out

@@ -18,6 +18,7 @@ from pegwatch.vision.reading import (
 )
 from pegwatch.vision.row_order import (
     MIN_HOLE_STEP,
+    bare_beside_cover,
     covered_before_played,
     covered_flat,
     least_hole_step,
@@ -84,3 +85,19 @@ def test_a_board_whose_bare_holes_look_shallow_asks_less_of_them():
     steps = np.array([1.5, 1.6, 1.4, 1.5])
     assert covered_flat(rows, steps, key_holes=4)[0].status == ROW_OCCLUDED
     assert covered_flat(rows, steps, key_holes=4, least=1.2)[0] == rows[0]
+
+
+def test_a_hole_read_bare_beside_a_cover_in_a_row_in_play_is_unknown():
+    """A cover over part of a row (here a hole) may lie over a peg whose hole looks bare next to it."""
+    part = RowReading(
+        3, (HoleReading("red", 0.99), HoleReading(OCCLUDED, 0.0), HoleReading(EMPTY, 0.99), HoleReading("blue", 0.99)),
+        KeyReading(1, 0, 3, 0.99, "ok"), ROW_OCCLUDED,
+    )
+    later = RowReading(9, tuple(HoleReading(c, 0.99) for c in (EMPTY, OCCLUDED, EMPTY, EMPTY)), empty_row(9, 4, 4).keys, ROW_OCCLUDED)
+    clear = _row(2, (EMPTY, "red", "red", "red"))
+    out = bare_beside_cover([clear, part, later], np.array([True, True, False]))
+    assert [h.colour for h in out[1].holes] == ["red", OCCLUDED, UNKNOWN, "blue"]
+    assert out[1].holes[2].possible is None or out[1].holes[2].possible == ()  # anything may be under there
+    assert out[1].keys == part.keys and out[1].status == ROW_OCCLUDED
+    assert out[0] == clear  # not covered: an incomplete row is the table's to call
+    assert out[2] == later  # not in play yet: it holds no peg
