@@ -204,6 +204,7 @@ class BoardReader:
         code_pegs = code_unread | np.concatenate([self._code_is_peg[cc.best], self._code_is_peg[sc.best]])
         read_bare = cc.accepted & (code_names_all[:n_guess] == EMPTY)
         unplayed, not_in_play = self._unplayed_bare(read_bare, kc)
+        in_play = np.asarray(~not_in_play[:n_guess].reshape(p.rows, p.holes).all(axis=1), dtype=bool)
         cover = self.sampler.cover.find(
             odd,
             f.cell_shaded,
@@ -219,7 +220,6 @@ class BoardReader:
             bare=unplayed,
         )
         self.last_cover = cover
-        code_names = self._code_names[cc.best]
         rows: list[RowReading] = []
         n_k = p.key_holes
         for r in range(p.rows):
@@ -230,16 +230,16 @@ class BoardReader:
                     unplayed=bool(not_in_play[i]),
                 )
                 for i, name, acc, conf, occ in zip(
-                    range(sl.start, sl.stop), code_names[sl], cc.accepted[sl], cc.confidence[sl], cover.code[sl],
+                    range(sl.start, sl.stop), code_names_all[sl], cc.accepted[sl], cc.confidence[sl], cover.code[sl],
                     strict=True,
                 )
             )
             ks = slice(r * n_k, (r + 1) * n_k)
             keys = count_keys(
                 self.profile, self._km, kc.best[ks], kc.accepted[ks], kc.confidence[ks], cover.keys[ks], key_d2[ks],
-                in_play=not not_in_play[sl].all(), head_bare=None if key_head_bare is None else key_head_bare[ks],
+                in_play=bool(in_play[r]), head_bare=None if key_head_bare is None else key_head_bare[ks],
             )
-            if loose_fit and not not_in_play[sl].all():
+            if loose_fit and in_play[r]:
                 # A key peg's sample may sit on its rim: it is seen, never ruled out.
                 keys = doubt_bare_keys(keys)
             if any(h.colour == OCCLUDED for h in holes) or keys.status == ROW_OCCLUDED:
@@ -260,7 +260,7 @@ class BoardReader:
         if frame is not None and loc is not None and loc.px_per_mm is not None:
             beside = self._tray.rows_beside_dark(frame, loc, loc.px_per_mm)
             rows = row_order.covered_beside_dark(rows, beside, key_holes=p.key_holes)
-        rows = row_order.bare_beside_cover(rows, np.asarray(~not_in_play[:n_guess].reshape(p.rows, p.holes).all(axis=1)))
+        rows = row_order.bare_beside_cover(rows, in_play)
         view = see_secret(
             self.sampler.layout,
             f,

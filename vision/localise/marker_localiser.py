@@ -48,6 +48,7 @@ from pegwatch.vision.markers import (
     equalise,
     profile_marker_points,
     sharpen,
+    sharpen_fine,
 )
 from pegwatch.vision.pose import BoardPose, PoseError, board_on_plane, estimate_lens, fit_pose
 from pegwatch.vision.profile import BoardProfile
@@ -170,7 +171,7 @@ class MarkerLocaliser:
         one a retry pass read is read first the way that pass read it."""
         makers = {"plain": lambda w: w, "equalised": equalise, "sharpened": sharpen}
         if mid in self._unsure:
-            passes = [(m, k, 1.0) for m in (lambda w: w, lambda w: sharpen(w, sigma_px=1.5, amount=3.0)) for k in ("lenient", "soft")]
+            passes = [(m, k, 1.0) for m in (makers["plain"], sharpen_fine) for k in ("lenient", "soft")]
         else:
             how = self._how.get(mid)
             passes = ([] if how is None else [(makers[how[0]], how[2], how[1])]) + [(m, "retry", 1.0) for m in makers.values()]
@@ -214,13 +215,12 @@ class MarkerLocaliser:
                     have[f.id], self._how[f.id] = f, (image, scale, kind)
         # Candidates only: each must stand where the sure ones put it, or,
         # with fewer than two sure ones, all of them together on one plane.
-        # Read from the frame, then from it finely sharpened (the bits of a
-        # marker under 1.5-2 px of defocus come back at 1.5 px).
+        # Read from the frame, then from it finely sharpened.
         cands: list[DetectedMarker] = []
         for fine in (False, True):
             if len(have) >= want:
                 break
-            picture = sharpen(gray, sigma_px=1.5, amount=3.0) if fine else gray
+            picture = sharpen_fine(gray) if fine else gray
             cands += [f for k in ("lenient", "soft") for f in self._find(picture, scale=1.0, kind=k)]
             group = {f.id: f for f in reversed(cands) if f.id in ids} | have
             for f in cands:
