@@ -44,6 +44,7 @@ from pegwatch.vision.calibration import SHIELD, Calibration, CalibrationError
 from pegwatch.vision.censored import CLIP_FACTORS
 from pegwatch.vision.colour import Classification, ColourModel, linear_bgr_to_lab
 from pegwatch.vision.cover import Cover
+from pegwatch.vision.key_blocks import bare_key_rows
 from pegwatch.vision.key_count import count_keys
 from pegwatch.vision.localise import Localisation, Localiser
 from pegwatch.vision.localise.base import MIN_PX_PER_MM, board_scale_px_per_mm
@@ -119,6 +120,8 @@ class BoardReader:
         self._tray = TrayWatch(profile)
         bare = self.code_model.means[list(names).index(EMPTY)] if EMPTY in names else None
         self._hole_step = row_order.least_hole_step(bare)
+        bare_key = self.key_model.means[list(key_names).index(EMPTY)] if EMPTY in key_names else None
+        self._key_hole_step = row_order.least_hole_step(bare_key)
         #: What a dark cover reads as: a dark neutral peg, or a bare hole.
         self._dark_names = {str(n) for n in self._code_names[self._code_is_peg & ~self._code_lit]} | {EMPTY}
         self._key_lit = self._key_is_peg & diffuse_classes(self.key_model)
@@ -203,7 +206,7 @@ class BoardReader:
         code_names_all = np.concatenate([self._code_names[cc.best], self._code_names[sc.best]])
         code_pegs = code_unread | np.concatenate([self._code_is_peg[cc.best], self._code_is_peg[sc.best]])
         read_bare = cc.accepted & (code_names_all[:n_guess] == EMPTY)
-        unplayed, not_in_play = self._unplayed_bare(read_bare, kc)
+        unplayed, not_in_play = row_order.unplayed_bare(p, read_bare, kc.accepted & self._key_is_empty[kc.best])
         in_play = np.asarray(~not_in_play[:n_guess].reshape(p.rows, p.holes).all(axis=1), dtype=bool)
         cover = self.sampler.cover.find(
             odd,
@@ -220,6 +223,10 @@ class BoardReader:
             bare=unplayed,
         )
         self.last_cover = cover
+        blocks = set() if frame is None or loc is None else bare_key_rows(
+            p, frame, loc, np.asarray(self._km.names)[kc.best], kc.accepted & ~cover.keys, in_play,
+            shows=f.keys[:, 3] - f.keys[:, 0] >= self._key_hole_step,
+        )
         rows: list[RowReading] = []
         n_k = p.key_holes
         for r in range(p.rows):
@@ -238,6 +245,7 @@ class BoardReader:
             keys = count_keys(
                 self.profile, self._km, kc.best[ks], kc.accepted[ks], kc.confidence[ks], cover.keys[ks], key_d2[ks],
                 in_play=bool(in_play[r]), head_bare=None if key_head_bare is None else key_head_bare[ks],
+                block_bare=r + 1 in blocks,
             )
             if loose_fit and in_play[r]:
                 # A key peg's sample may sit on its rim: it is seen, never ruled out.
@@ -344,35 +352,6 @@ class BoardReader:
         # them to say, they stand in the code pegs' light.
         keys = fit_gain(self.key_model, f.keys, f.key_linear, use=key_use, peg_classes=self._key_lit, default=code)
         return PegLight(code, keys)
-
-    def _unplayed_bare(
-        self, code_empty: NDArray[np.bool_], kc: Classification
-    ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
-        """Holes read as bare (code then key holes) in rows after, and from, the first row read wholly bare.
-
-        Rows are played in order, so after a row with no peg at all no row
-        holds one yet: there a hole that reads bare next to a cover (the
-        shield's body, a hand resting beyond the game) is taken as seen.
-        Nearer a game in progress a peg's head, leaning off its hole, can
-        leave the hole looking bare: there a cover's reach still occludes.
-        The first bare row itself is the next to play: its holes are not in
-        play yet either (the second mask).
-        """
-        p = self.profile
-        key_empty = kc.accepted & self._key_is_empty[kc.best]
-        code_rows = code_empty.reshape(p.rows, p.holes).all(axis=1)
-        key_rows = key_empty.reshape(p.rows, p.key_holes).all(axis=1)
-        empty_rows = np.flatnonzero(code_rows & key_rows)
-        masks: list[NDArray[np.bool_]] = []
-        for skip in (1, 0):
-            bare = np.zeros(len(code_empty) + p.holes + len(key_empty), dtype=bool)
-            if len(empty_rows):
-                after = int(empty_rows[0]) + skip
-                bare[after * p.holes : p.rows * p.holes] = code_empty[after * p.holes :]
-                start = p.rows * p.holes + p.holes
-                bare[start + after * p.key_holes :] = key_empty[after * p.key_holes :]
-            masks.append(bare)
-        return masks[0], masks[1]
 
     def _lean(self, loc: Localisation | None) -> FloatArray | None:
         """Where the top of each peg's head appears on the board plane, relative to its hole (mm):

@@ -13,6 +13,7 @@ from collections.abc import Collection, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import (
     EMPTY,
     ROW_OCCLUDED,
@@ -134,3 +135,33 @@ def bare_beside_cover(rows: Sequence[RowReading], in_play: NDArray[np.bool_]) ->
         if holes != row.holes:
             out[i] = RowReading(row.row, holes, row.keys, row.status)
     return out
+
+
+def unplayed_bare(
+    profile: BoardProfile, code_empty: NDArray[np.bool_], key_empty: NDArray[np.bool_]
+) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """Holes read as bare (code holes, the secret's, then key holes) in rows after, and from,
+    the first row read wholly bare (``code_empty``/``key_empty``: per guess and key hole).
+
+    Rows are played in order, so after a row with no peg at all no row
+    holds one yet: there a hole that reads bare next to a cover (the
+    shield's body, a hand resting beyond the game) is taken as seen.
+    Nearer a game in progress a peg's head, leaning off its hole, can
+    leave the hole looking bare: there a cover's reach still occludes.
+    The first bare row itself is the next to play: its holes are not in
+    play yet either (the second mask).
+    """
+    p = profile
+    code_rows = code_empty.reshape(p.rows, p.holes).all(axis=1)
+    key_rows = key_empty.reshape(p.rows, p.key_holes).all(axis=1)
+    empty_rows = np.flatnonzero(code_rows & key_rows)
+    masks: list[NDArray[np.bool_]] = []
+    for skip in (1, 0):
+        bare = np.zeros(len(code_empty) + p.holes + len(key_empty), dtype=bool)
+        if len(empty_rows):
+            after = int(empty_rows[0]) + skip
+            bare[after * p.holes : p.rows * p.holes] = code_empty[after * p.holes :]
+            start = p.rows * p.holes + p.holes
+            bare[start + after * p.key_holes :] = key_empty[after * p.key_holes :]
+        masks.append(bare)
+    return masks[0], masks[1]
