@@ -258,7 +258,7 @@ class BoardReader:
                 status = ROW_EMPTY
             else:
                 status = ROW_OK
-            if status in (ROW_UNKNOWN, ROW_OCCLUDED):
+            if status == ROW_OCCLUDED or (status == ROW_UNKNOWN and r + 1 not in blocks):
                 keys = doubt_bare_keys(keys)
             rows.append(RowReading(r + 1, holes, keys, status))
         if not p.blanks:

@@ -21,7 +21,7 @@ from pegwatch.simulation.pbr.testbed import load_cached, make_table
 from pegwatch.vision.calibrate import calibrate, truth_from_record
 from pegwatch.vision.key_blocks import BARE_MARGIN, WITNESS_MARGIN, bare_blocks, block_scores
 from pegwatch.vision.reader import BoardReader
-from pegwatch.vision.reading import ROW_OK
+from pegwatch.vision.reading import ROW_OK, ROW_UNKNOWN
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "pbr"
 TABLE = DATA / "invicta-12x4-s0-p500"
@@ -75,7 +75,7 @@ def test_every_block_called_bare_on_the_physically_based_boards_is_bare(table_an
     table, cal = table_and_cal
     p = table.profile
     called = _spy(monkeypatch)
-    bare = 0
+    bare = in_doubt = 0
     for i, board in enumerate(_cases()):
         called.clear()
         reading = BoardReader(p, cal).read(board.image, at_ns=i)
@@ -84,10 +84,12 @@ def test_every_block_called_bare_on_the_physically_based_boards_is_bare(table_an
             t = truth.row(row)
             assert (t.keys.black, t.keys.white) == (0, 0), f"case {board.meta['index']} row {row} has key pegs"
             got = reading.row(row)
-            if got.status == ROW_OK:
+            # Proved bare, the keys stay so in a row with a doubtful code hole too.
+            if got.status in (ROW_OK, ROW_UNKNOWN):
                 assert got.keys.is_certain and (got.keys.black, got.keys.white) == (0, 0)
             bare += 1
-    assert bare >= 3
+            in_doubt += got.status == ROW_UNKNOWN
+    assert bare >= 3 and in_doubt >= 1
 
 
 def test_a_key_peg_off_its_hole_lights_its_block(table_and_cal, monkeypatch):
