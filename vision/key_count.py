@@ -37,7 +37,7 @@ def count_keys(
     *,
     in_play: bool = True,
     head_bare: NDArray[np.bool_] | None = None,
-    block_bare: bool = False,
+    proved_bare: NDArray[np.bool_] | None = None,
 ) -> KeyReading:
     """Count a row's key pegs (``model``'s classes: ``best``, ``accepted``,
     ``conf`` and squared distances ``d2`` per key hole; ``occluded`` holes
@@ -46,22 +46,24 @@ def count_keys(
     ``head_bare``: per key hole, whether the place where a key peg's head
     would stand looks bare too (``BoardReader._key_heads_bare``). In a row
     in play, a hole read bare counts only when its head's place agrees.
-    ``block_bare``: the row's whole key block shows no key peg
-    (:mod:`~pegwatch.vision.key_blocks`), which proves a row read wholly
-    bare is bare.
+    ``proved_bare``: per key hole, whether its block shows no key peg
+    (:mod:`~pegwatch.vision.key_blocks`), which proves a hole read bare
+    bare in a row read wholly bare (never one whose head's place shows a
+    peg: the reader leaves those out).
     """
     is_empty, is_place, is_colour = _key_classes(model.names, profile.right_place_key, profile.right_colour_key)
     sure = accepted & ~occluded
     hidden = np.zeros(len(best), dtype=bool)
-    if in_play and head_bare is not None and not block_bare:
+    proved = np.zeros(len(best), dtype=bool) if proved_bare is None else proved_bare
+    if in_play and head_bare is not None:
         hidden = sure & is_empty[best] & ~head_bare
         sure &= ~hidden
     # "No key peg at all" is the marking a misread most often invents (white
     # key pegs under warm light, black ones in shade, all read as holes):
     # a row read wholly bare counts as bare only where each hole lies
     # outside every key peg's class, not merely nearer the hole's.
-    if in_play and sure.all() and is_empty[best].all() and not block_bare:
-        sure &= ~(d2[:, ~is_empty] <= model.reject_distance2).any(axis=1)
+    if in_play and sure.all() and is_empty[best].all():
+        sure &= proved | ~(d2[:, ~is_empty] <= model.reject_distance2).any(axis=1)
     black = int(is_place[best[sure]].sum())
     white = int(is_colour[best[sure]].sum())
     empty = int(is_empty[best[sure]].sum())

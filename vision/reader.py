@@ -44,7 +44,7 @@ from pegwatch.vision.calibration import SHIELD, Calibration, CalibrationError
 from pegwatch.vision.censored import CLIP_FACTORS
 from pegwatch.vision.colour import Classification, ColourModel, linear_bgr_to_lab
 from pegwatch.vision.cover import Cover
-from pegwatch.vision.key_blocks import bare_key_rows
+from pegwatch.vision.key_blocks import bare_key_holes
 from pegwatch.vision.key_count import count_keys
 from pegwatch.vision.localise import Localisation, Localiser
 from pegwatch.vision.localise.base import MIN_PX_PER_MM, board_scale_px_per_mm
@@ -223,10 +223,12 @@ class BoardReader:
             bare=unplayed,
         )
         self.last_cover = cover
-        blocks = set() if frame is None or loc is None else bare_key_rows(
+        found_by, ppm, sharp, reasons = self._board_facts(loc)
+        # Proved bare only on a fit trusted enough to accuse from: the blocks lie where the fit puts them.
+        proved = np.zeros(len(kc.best), dtype=bool) if frame is None or loc is None or reasons else bare_key_holes(
             p, frame, loc, np.asarray(self._km.names)[kc.best], kc.accepted & ~cover.keys, in_play,
             shows=f.keys[:, 3] - f.keys[:, 0] >= self._key_hole_step,
-        )
+        ) & (True if key_head_bare is None else key_head_bare)  # two tests: a peg either sees is room for one
         rows: list[RowReading] = []
         n_k = p.key_holes
         for r in range(p.rows):
@@ -245,10 +247,12 @@ class BoardReader:
             keys = count_keys(
                 self.profile, self._km, kc.best[ks], kc.accepted[ks], kc.confidence[ks], cover.keys[ks], key_d2[ks],
                 in_play=bool(in_play[r]), head_bare=None if key_head_bare is None else key_head_bare[ks],
-                block_bare=r + 1 in blocks,
+                proved_bare=proved[ks],
             )
+            n_proved = int(proved[ks].sum())
             if loose_fit and in_play[r]:
-                # A key peg's sample may sit on its rim: it is seen, never ruled out.
+                # A key peg's sample may sit on its rim: it is seen, never ruled out
+                # (nor by its block, which such a fit may place a head's radius off).
                 keys = doubt_bare_keys(keys)
             if any(h.colour == OCCLUDED for h in holes) or keys.status == ROW_OCCLUDED:
                 status = ROW_OCCLUDED
@@ -258,8 +262,8 @@ class BoardReader:
                 status = ROW_EMPTY
             else:
                 status = ROW_OK
-            if status == ROW_OCCLUDED or (status == ROW_UNKNOWN and r + 1 not in blocks):
-                keys = doubt_bare_keys(keys)
+            if status in (ROW_UNKNOWN, ROW_OCCLUDED):
+                keys = doubt_bare_keys(keys, proved=n_proved if status == ROW_UNKNOWN else 0)
             rows.append(RowReading(r + 1, holes, keys, status))
         if not p.blanks:
             rows = row_order.covered_before_played(rows, key_holes=p.key_holes, dark=self._dark_names)
@@ -284,7 +288,6 @@ class BoardReader:
         elif view is SecretView.OPEN:
             secret = self._read_secret(sc, code_d2[n_guess:])
         sigs = tuple(tuple(float(v) for v in s) for s in f.signatures)
-        found_by, ppm, sharp, reasons = self._board_facts(loc)
         return BoardReading(
             p.name,
             tuple(rows),

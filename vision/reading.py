@@ -374,7 +374,7 @@ class BoardReading:
         )
 
 
-def doubt_bare_keys(keys: KeyReading) -> KeyReading:
+def doubt_bare_keys(keys: KeyReading, *, proved: int = 0) -> KeyReading:
     """The key reading of a row the reader is unsure of: key holes read bare
     count as evidence of nothing.
 
@@ -384,15 +384,18 @@ def doubt_bare_keys(keys: KeyReading) -> KeyReading:
     likely. So in such a row the counts are bounds: at least the pegs seen,
     at most those plus every hole read bare. A verdict within bounds then
     rests only on pegs the camera saw, never on pegs it failed to see.
+    ``proved``: how many of the holes read bare were proved bare otherwise
+    (their surroundings show no key peg): they stay evidence.
     """
-    if keys.empty == 0 or keys.status == ROW_OCCLUDED:
+    room = keys.empty - proved
+    if room <= 0 or keys.status == ROW_OCCLUDED:
         return keys
     b_lo, b_hi = keys.black_bounds if keys.black_bounds is not None else (keys.black, keys.black)
     w_lo, w_hi = keys.white_bounds if keys.white_bounds is not None else (keys.white, keys.white)
     return KeyReading(
         keys.black, keys.white, keys.empty, keys.confidence, ROW_UNKNOWN,
-        black_bounds=(b_lo, b_hi + keys.empty),
-        white_bounds=(w_lo, w_hi + keys.empty),
+        black_bounds=(b_lo, b_hi + room),
+        white_bounds=(w_lo, w_hi + room),
     )
 
 

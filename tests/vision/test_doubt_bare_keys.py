@@ -30,6 +30,13 @@ def test_bounds_already_there_are_widened_by_the_bare_holes():
     assert (keys.black_bounds, keys.white_bounds) == ((1, 4), (0, 3))
 
 
+def test_bare_holes_proved_bare_otherwise_stay_evidence():
+    keys = doubt_bare_keys(KeyReading(1, 0, 3, 0.9, ROW_OK), proved=2)
+    assert keys.status == ROW_UNKNOWN and (keys.black_bounds, keys.white_bounds) == ((1, 2), (0, 1))
+    every = KeyReading(1, 0, 3, 0.9, ROW_OK)
+    assert doubt_bare_keys(every, proved=3) is every
+
+
 def test_nothing_bare_or_covered_is_left_as_read():
     full = KeyReading(2, 2, 0, 0.9, ROW_OK)
     assert doubt_bare_keys(full) is full

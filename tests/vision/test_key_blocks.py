@@ -1,9 +1,10 @@
-"""A row read wholly bare is bare when its whole key block shows no key peg, by the frame's own bare blocks.
+"""A key hole read bare is bare when its block shows no key peg, by the frame's own bare key holes.
 
 On the physically based set, rows truly left unmarked stayed uncertain
-(their holes lie inside some key peg's class under another light), while
-the rows whose key pegs were missed (heads standing off their holes, a fit
-a few millimetres off) read just as bare. The block around the key holes
+(their holes lie inside some key peg's class under another light), and a
+row in doubt for a code hole took its bare key holes for room for pegs,
+while the key pegs that were missed (heads standing off their holes, a fit
+a few millimetres off) read just as bare. The block around each key hole
 tells them apart: a key peg lights part of it wherever it stands.
 """
 
@@ -21,26 +22,36 @@ from pegwatch.simulation.pbr.testbed import load_cached, make_table
 from pegwatch.vision.calibrate import calibrate, truth_from_record
 from pegwatch.vision.key_blocks import BARE_MARGIN, WITNESS_MARGIN, bare_blocks, block_scores
 from pegwatch.vision.reader import BoardReader
-from pegwatch.vision.reading import ROW_OK, ROW_UNKNOWN
+from pegwatch.vision.reading import ROW_UNKNOWN, TRUST_FULL
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "pbr"
 TABLE = DATA / "invicta-12x4-s0-p500"
 
 
+def _mask(n, *idx):
+    out = np.zeros(n, dtype=bool)
+    out[list(idx)] = True
+    return out
+
+
 def test_a_block_is_bare_when_it_scores_as_the_frames_bare_ones_and_the_frame_shows_its_pegs():
-    refs = {8: 0.2, 9: 0.3, 10: 0.25, 11: 0.9}  # row 11: something over it the cover test missed
+    n = 10
+    scores = np.zeros(n)
+    scores[[6, 7, 8, 9]] = [0.2, 0.3, 0.25, 0.9]  # hole 9: something over it the cover test missed
     bound = 0.3 + BARE_MARGIN  # the second highest reference's, not the outlier's
-    scores = {**refs, 2: bound - 0.01, 3: bound + 0.01, 5: bound + WITNESS_MARGIN + 0.5, 6: bound + WITNESS_MARGIN + 0.1}
-    witnesses = {"red": [5], "white": [6]}
-    assert bare_blocks(scores, list(refs), witnesses) == {2}
-    # Too few bare references: the frame's bare look is not known.
-    assert bare_blocks(scores, [8, 9], witnesses) == set()
-    assert bare_blocks({**scores, 4: 0.85}, list(refs), witnesses) == {2}
-    # No row shows a white key peg yet: a white one might not stand out here.
-    assert bare_blocks(scores, list(refs), {"red": [5], "white": []}) == set()
-    # A row with key pegs read surely that scores like a bare one: pegs do not stand out here.
-    low = {**scores, 6: bound + WITNESS_MARGIN - 0.05}
-    assert bare_blocks(low, list(refs), witnesses) == set()
+    scores[[0, 1, 2]] = [bound - 0.01, bound + 0.01, 0.85]
+    scores[[4, 5]] = [bound + WITNESS_MARGIN + 0.5, bound + WITNESS_MARGIN + 0.1]
+    refs = _mask(n, 6, 7, 8, 9)
+    witnesses = [_mask(n, 4), _mask(n, 5)]
+    assert np.flatnonzero(bare_blocks(scores, refs, witnesses)).tolist() == [0, 3]
+    # One reference says nothing of the frame's bare look.
+    assert not bare_blocks(scores, _mask(n, 6), witnesses).any()
+    # No hole shows a white key peg yet: a white one might not stand out here.
+    assert not bare_blocks(scores, refs, [_mask(n, 4), _mask(n)]).any()
+    # A key peg read surely that scores like a bare hole: pegs do not stand out here.
+    low = scores.copy()
+    low[5] = bound + WITNESS_MARGIN - 0.05
+    assert not bare_blocks(low, refs, witnesses).any()
 
 
 @pytest.fixture(scope="module")
@@ -59,79 +70,84 @@ def _cases():
 
 
 def _spy(monkeypatch):
-    called: list[set[int]] = []
-    real = reader_module.bare_key_rows
+    called: list[np.ndarray] = []
+    real = reader_module.bare_key_holes
 
     def spy(*a, **k):
         out = real(*a, **k)
         called.append(out)
         return out
 
-    monkeypatch.setattr(reader_module, "bare_key_rows", spy)
+    monkeypatch.setattr(reader_module, "bare_key_holes", spy)
     return called
 
 
-def test_every_block_called_bare_on_the_physically_based_boards_is_bare(table_and_cal, monkeypatch):
+def test_no_key_peg_is_proved_away_on_the_physically_based_boards(table_and_cal, monkeypatch):
     table, cal = table_and_cal
     p = table.profile
     called = _spy(monkeypatch)
-    bare = in_doubt = 0
+    proved = in_doubt = 0
     for i, board in enumerate(_cases()):
         called.clear()
-        reading = BoardReader(p, cal).read(board.image, at_ns=i)
+        reader = BoardReader(p, cal)
+        reading = reader.read(board.image, at_ns=i)
         truth = truth_from_record(board.truth, p, where="truth")
-        for row in set().union(*called):
-            t = truth.row(row)
-            assert (t.keys.black, t.keys.white) == (0, 0), f"case {board.meta['index']} row {row} has key pegs"
-            got = reading.row(row)
-            # Proved bare, the keys stay so in a row with a doubtful code hole too.
-            if got.status in (ROW_OK, ROW_UNKNOWN):
-                assert got.keys.is_certain and (got.keys.black, got.keys.white) == (0, 0)
-            bare += 1
-            in_doubt += got.status == ROW_UNKNOWN
-    assert bare >= 3 and in_doubt >= 1
+        loose = reader.last_localisation is not None and reader.last_localisation.bend_from_edges
+        if not called:
+            assert reading.trust != TRUST_FULL  # nothing is proved on a fit not trusted to accuse from
+            continue
+        per_row = called[-1].reshape(p.rows, p.key_holes).sum(axis=1)
+        for t, got, n in zip(truth.rows, reading.rows, per_row, strict=True):
+            # Never more holes proved bare than the row truly leaves bare: the
+            # key counts' bounds always hold the truth.
+            assert n <= p.key_holes - t.keys.black - t.keys.white, f"case {board.meta['index']} row {t.row}"
+            proved += int(n)
+            k = got.keys
+            if got.status == ROW_UNKNOWN and 0 < n == k.empty and k.black + k.white + k.empty == p.key_holes and not loose:
+                # Every key hole read, every bare one proved: the counts stay
+                # certain in a row in doubt for a code hole (not on a fit
+                # bent from the board's edges: see tests/vision/test_warp.py).
+                assert k.is_certain
+                in_doubt += 1
+    assert proved >= 20 and in_doubt >= 1
+
+
+def _board_nine(table_and_cal, monkeypatch):
+    table, cal = table_and_cal
+    p = table.profile
+    called = _spy(monkeypatch)
+    board = next(b for b in _cases() if b.meta["index"] == 9)
+    reader = BoardReader(p, cal)
+    reader.read(board.image, at_ns=1)
+    loc = reader.last_localisation
+    assert loc is not None
+    hole = int(np.flatnonzero(called[-1])[0])
+    return p, cal, board, loc, hole, called
 
 
 def test_a_key_peg_off_its_hole_lights_its_block(table_and_cal, monkeypatch):
-    table, cal = table_and_cal
-    p = table.profile
-    called = _spy(monkeypatch)
-    board = next(b for b in _cases() if b.meta["index"] == 9)
-    reader = BoardReader(p, cal)
-    reader.read(board.image, at_ns=1)
-    row = min(called[-1])
-    loc = reader.last_localisation
-    assert loc is not None
-    # A white key peg's head (3.6 mm) standing 3 mm off the row's first key hole.
-    x, y = p.key_centres_mm(row)[0]
+    p, cal, board, loc, hole, called = _board_nine(table_and_cal, monkeypatch)
+    # A white key peg's head (3.6 mm) standing 3 mm off the hole.
+    x, y = np.concatenate([p.key_centres_mm(r) for r in range(1, p.rows + 1)])[hole]
     (cx, cy), (ex, _ey) = loc.to_image(np.array([[x + 3.0, y], [x + 4.8, y]]))
     frame = board.image.copy()
     cv2.circle(frame, (round(cx), round(cy)), max(2, round(ex - cx)), (235, 235, 235), -1)
-    before, after = block_scores(p, board.image, loc, [row])[0], block_scores(p, frame, loc, [row])[0]
+    before, after = block_scores(p, board.image, loc)[hole], block_scores(p, frame, loc)[hole]
     assert after > before + 0.5
     called.clear()
     BoardReader(p, cal).read(frame, at_ns=2)
-    assert row not in called[-1]
+    assert not called[-1][hole]
 
 
-def test_a_block_whose_holes_do_not_show_proves_nothing(table_and_cal, monkeypatch):
-    table, cal = table_and_cal
-    p = table.profile
-    called = _spy(monkeypatch)
-    board = next(b for b in _cases() if b.meta["index"] == 9)
-    reader = BoardReader(p, cal)
-    reader.read(board.image, at_ns=1)
-    row = min(called[-1])
-    loc = reader.last_localisation
-    assert loc is not None
-    # Something flat and dark, the plastic's colour, over the row's key block: no hole shows.
-    keys = np.asarray(p.key_centres_mm(row))
-    (x0, y0), (x1, y1) = keys.min(axis=0) - 3.0, keys.max(axis=0) + 3.0
-    corners = loc.to_image(np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]]))
+def test_a_hole_that_does_not_show_proves_nothing(table_and_cal, monkeypatch):
+    p, cal, board, loc, hole, called = _board_nine(table_and_cal, monkeypatch)
+    # Something flat and dark, the plastic's colour, over the hole: it does not show.
+    x, y = np.concatenate([p.key_centres_mm(r) for r in range(1, p.rows + 1)])[hole]
+    corners = loc.to_image(np.array([[x - 3, y - 3], [x + 3, y - 3], [x + 3, y + 3], [x - 3, y + 3]]))
     frame = board.image.copy()
     (ax, ay), (bx, by) = corners.min(axis=0).astype(int), corners.max(axis=0).astype(int)
-    plastic = np.median(frame[ay:by, ax:bx].reshape(-1, 3), axis=0)
+    plastic = np.median(frame[ay - 6 : by + 6, ax - 6 : bx + 6].reshape(-1, 3), axis=0)
     cv2.fillConvexPoly(frame, np.round(corners).astype(np.int32), [int(v) for v in plastic])
     called.clear()
     BoardReader(p, cal).read(frame, at_ns=2)
-    assert row not in set().union(*called)
+    assert not called[-1][hole]

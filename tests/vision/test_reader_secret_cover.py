@@ -162,11 +162,12 @@ def test_one_uncertain_hole_leaves_the_rest_of_its_row_known(reader, invicta_tab
     assert EMPTY not in names and "blue" not in names
     assert row.holes[1].possible == tuple(names)
     assert all(0.0 <= conf <= 1.0 for _, conf in row.holes[1].candidates)
-    # The key pegs seen are counted; in a row in doubt the holes read bare
-    # are no evidence, so the counts are bounds: the pegs seen, up to those
-    # plus every bare hole (vision.reading.doubt_bare_keys).
-    assert (row.keys.black, row.keys.white, row.keys.empty, row.keys.status) == (1, 1, 2, "unknown")
-    assert (row.keys.black_bounds, row.keys.white_bounds) == ((1, 3), (1, 3))
+    # The key pegs seen are counted. In a row in doubt the holes read bare
+    # are evidence only where their blocks show no key peg (they do not
+    # here, in a frame whose key pegs stand out): the counts stay certain
+    # (vision.key_blocks; else they would be bounds, vision.reading.doubt_bare_keys).
+    assert (row.keys.black, row.keys.white, row.keys.empty, row.keys.status) == (1, 1, 2, "ok")
+    assert (row.keys.black_bounds, row.keys.white_bounds) == (None, None)
     record = reading.to_record()
     assert record["rows"][0]["candidates"][1] == [[c, round(conf, 4)] for c, conf in row.holes[1].candidates]
     assert record["rows"][0]["candidates"][0] == []
