@@ -122,6 +122,7 @@ def test_a_marker_its_window_misses_costs_no_search_of_the_whole_frame(invicta, 
         return [f for f in real(gray, offset, **kw) if f.id != 2]
 
     monkeypatch.setattr(loc, "_find", windows_miss_marker_2)
+    loc._still.forget()  # as if the windows had changed: they are read again
     again = loc.locate(a.image)
     assert again.image_to_board is first.image_to_board  # the kept fit
     assert set(again.markers_seen) == {0, 1, 3}

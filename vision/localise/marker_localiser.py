@@ -5,6 +5,8 @@ camera moved: a frame whose markers sit where they sat (within
 :data:`MOVE_TOLERANCE_MM`) reuses the fit, and a frame in which they are not
 found at all (a hand over them, a blurred frame) keeps it too, marked
 ``held``. Markers found elsewhere are a move, and the board is fitted anew.
+Windows whose pixels have not changed since their markers were read need
+no reading (:mod:`~pegwatch.vision.localise.still`).
 """
 
 from __future__ import annotations
@@ -40,9 +42,9 @@ from pegwatch.vision.localise.outline import (
     unpinned_edge,
 )
 from pegwatch.vision.localise.plumb import frame_bend
+from pegwatch.vision.localise.still import StillWindows, marker_windows
 from pegwatch.vision.localise.warp import ImageWarp, LensWarp, RadialWarp, to_ideal, to_image
 from pegwatch.vision.markers import (
-    STEADY_THRESHOLD_WINDOW_PX,
     DetectedMarker,
     detect_markers,
     equalise,
@@ -118,6 +120,7 @@ class MarkerLocaliser:
         # The last good fit: marker centres by id (image px), the result, when it was fitted.
         self._last: tuple[dict[int, NDArray[np.float64]], Localisation, int] | None = None
         self._rois: dict[int, tuple[int, int, int, int]] = {}
+        self._still = StillWindows()  # the windows as they looked when the kept fit's markers were last read
         self._unsure: set[int] = set()  # markers last read only by the candidates' readers
         self._how: dict[int, tuple[str, float, str]] = {}  # the retry pass that read each marker
         self._held_checked_ns = 0
@@ -240,22 +243,8 @@ class MarkerLocaliser:
         return np.asarray(corners.reshape(-1, 2), dtype=np.float64)
 
     def _remember_rois(self, found: list[DetectedMarker], used: tuple[int, ...], shape: tuple[int, int]) -> None:
-        hgt, wid = shape
-        self._rois = {}
+        self._rois = marker_windows([f for f in found if f.id in used], shape, self.detect_scale)
         self._unsure = {f.id for f in found if f.id in used and not f.sure}
-        for f in found:
-            if f.id in used:
-                (ax, ay), (bx, by) = f.corners.min(axis=0), f.corners.max(axis=0)
-                # Room for the quiet zone (a module, a sixth of the side) and a
-                # smear, and for the detector's threshold window; not for
-                # motion: markers that moved mean a re-fit anyway.
-                m = max(0.2 * max(bx - ax, by - ay) + 8, STEADY_THRESHOLD_WINDOW_PX / self.detect_scale)
-                self._rois[f.id] = (
-                    max(0, int(ax - m)),
-                    max(0, int(ay - m)),
-                    min(wid, int(bx + m) + 1),
-                    min(hgt, int(by + m) + 1),
-                )
 
     # --- keeping the fit ---------------------------------------------------
 
@@ -360,6 +349,10 @@ class MarkerLocaliser:
         fit was ever made.
         """
         check_frame(frame)
+        last = self._last
+        if last is not None and time.monotonic_ns() - last[2] < self.recheck_s * 1e9 and self._still.unchanged(frame):
+            return replace(last[1], markers_seen=self._still.ids)
+        self._still.forget()
         gray = np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame, dtype=np.uint8)
         found = self._first_pass(gray)
         img_pts, board_pts, used = profile_marker_points(self.profile, found)
@@ -382,6 +375,7 @@ class MarkerLocaliser:
         # fit, and re-fit now and then while the markers are seen, so that a
         # board nudged on its tray is followed.
         if last is not None and agrees and now - last[2] < self.recheck_s * 1e9:
+            self._still.take(frame, self._rois)
             return self._with_sharpness(gray, last[1], now, markers_seen=used)
         if last is not None and len(used) < 2:
             if not self._still_there(frame, last[1], now):
@@ -495,5 +489,6 @@ class MarkerLocaliser:
         )
         self._last = (self._centres(img_pts, used), loc, now)
         self._measured, self._measured_ns = (ppm, sharp), now
+        self._still.take(frame, self._rois)
         return loc
 
