@@ -68,8 +68,9 @@ class StillWindows:
             grey = _grey(frame, roi)
             if grey.size == 0:
                 continue
-            lo, hi = np.percentile(grey, (5, 95))
-            self._windows[mid] = (roi, grey, max(MIN_CHANGE_LEVELS, int(CHANGE_OF_CONTRAST * (hi - lo))))
+            flat = grey.ravel()
+            lo, hi = np.partition(flat, (flat.size // 20, flat.size * 19 // 20))[[flat.size // 20, flat.size * 19 // 20]]
+            self._windows[mid] = (roi, grey, max(MIN_CHANGE_LEVELS, int(CHANGE_OF_CONTRAST * (int(hi) - int(lo)))))
 
     def forget(self) -> None:
         self._windows = {}
