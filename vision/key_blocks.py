@@ -90,8 +90,9 @@ def _block_pixels(profile: BoardProfile, loc: Localisation, shape: tuple[int, ..
     (a kept fit is the same homography and warp, object for object)."""
     assert loc.image_to_board is not None
     size = (int(shape[0]), int(shape[1]))
-    if _cache and _cache[0][0] is loc.image_to_board and _cache[0][1] is loc.warp and _cache[0][2] == size:
-        return _cache[0][3]
+    kept = _cache[0] if _cache else None  # one read of the entry: another reader's thread may replace it
+    if kept is not None and kept[0] is loc.image_to_board and kept[1] is loc.warp and kept[2] == size:
+        return kept[3]
     step = 1.0 / BLOCK_SAMPLES_PER_MM
     r = BLOCK_MARGIN_MM
     gx, gy = np.meshgrid(np.arange(-r, r + step / 2, step), np.arange(-r, r + step / 2, step))
