@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.rules.errors import PegwatchError
-from pegwatch.vision import row_order
+from pegwatch.vision import dark_pegs, row_order
 from pegwatch.vision.calibration import SHIELD, Calibration, CalibrationError
 from pegwatch.vision.censored import CLIP_FACTORS
 from pegwatch.vision.colour import Classification, ColourModel, linear_bgr_to_lab
@@ -125,6 +125,13 @@ class BoardReader:
         #: What a dark cover reads as: a dark neutral peg, or a bare hole.
         self._dark_names = {str(n) for n in self._code_names[self._code_is_peg & ~self._code_lit]} | {EMPTY}
         self._key_lit = self._key_is_peg & diffuse_classes(self.key_model)
+        lab = np.asarray(self.code_model.means, dtype=np.float64)[:, :3]
+        chromatic = self._code_lit & (np.hypot(lab[:, 1], lab[:, 2]) >= 12.0)  # the rest of the lit are white
+        self._dark_kinds = dark_pegs.Kinds(
+            frozenset(str(c) for c in self._code_names[chromatic]),
+            frozenset(str(c) for c in self._code_names[self._code_lit & ~chromatic]),
+            frozenset(self._dark_names),
+        )
         self.last_localisation: Localisation | None = None
         self._heads = bool(getattr(calibration, "heads_sampled", False))
         #: What the cover test found in the last frame read (for the debug view).
@@ -265,6 +272,12 @@ class BoardReader:
             if status in (ROW_UNKNOWN, ROW_OCCLUDED):
                 keys = doubt_bare_keys(keys, proved=n_proved if status == ROW_UNKNOWN else 0)
             rows.append(RowReading(r + 1, holes, keys, status))
+        if frame is not None and loc is not None and not reasons and f.code_plastic is not None:
+            # Doubtful dark holes whose blocks show no colour and nothing white (on a fit trusted to accuse from).
+            rows = dark_pegs.narrow(
+                rows, frame, loc, self.sampler.code_centres_mm[:n_guess], f.code_plastic[:n_guess],
+                in_play=~not_in_play[:n_guess], sure=cc.accepted & ~cover.code[:n_guess], kinds=self._dark_kinds,
+            )
         if not p.blanks:
             rows = row_order.covered_before_played(rows, key_holes=p.key_holes, dark=self._dark_names)
         steps = f.code[:n_guess, 3] - f.code[:n_guess, 0]

@@ -82,6 +82,8 @@ class Features:
     ``code_head`` ... ``key_head_linear``: the same as ``code`` ...
     ``key_linear``, sampled where a peg's head stands above its hole (None
     when the pegs are flat or the camera's pose is not known).
+    ``code_plastic``: the plastic's linear BGR light at each code hole, as
+    the light model and the cells beside it put it (not normalised).
     """
 
     code: FloatArray
@@ -106,6 +108,7 @@ class Features:
     key_head_clipped: NDArray[np.bool_] | None = None
     code_head_linear: FloatArray | None = None
     key_head_linear: FloatArray | None = None
+    code_plastic: FloatArray | None = None
 
 
 class _Points:
@@ -417,7 +420,7 @@ class BoardSampler:
             row_covered=row_covered, cell_odd=flags.odd, cell_shaded=flags.shaded, cell_edge=flags.edge,
             cell_grey=grey, cell_chroma=chroma, cell_linear=cell_norm,
             code_head=h[0], key_head=h[1], code_head_clipped=h[2], key_head_clipped=h[3],
-            code_head_linear=h[4], key_head_linear=h[5],
+            code_head_linear=h[4], key_head_linear=h[5], code_plastic=code_light,
         )
 
     def _hole_features(

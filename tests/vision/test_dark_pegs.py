@@ -1,0 +1,134 @@
+"""A doubtful dark hole whose block shows no colour and nothing white holds a dark peg or nothing.
+
+On the physically based set, black pegs on a dark board, in a light other
+than the calibration's, lay about as far from every colour's class as
+from black's: the colour model ruled none out, and a row with one such
+hole had eight colours to try there and went unjudged. A chromatic or a
+white peg fills most of a disc round its hole and shows there as no black
+peg and no bare hole does (vision.dark_pegs).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+import pegwatch.vision.dark_pegs as dark_pegs
+from pegwatch.simulation.pbr.testbed import load_cached, make_table
+from pegwatch.vision.calibrate import calibrate, truth_from_record
+from pegwatch.vision.dark_pegs import MARGIN, WITNESS_MARGIN, no_brighter_than_bare, ruled_out
+from pegwatch.vision.reader import BoardReader
+from pegwatch.vision.reading import UNKNOWN
+
+DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "pbr"
+TABLE = DATA / "invicta-12x4-s0-p500"
+
+
+def _mask(n, *idx):
+    out = np.zeros(n, dtype=bool)
+    out[list(idx)] = True
+    return out
+
+
+def test_a_kind_is_ruled_out_below_the_bare_holes_bound_when_the_frame_shows_it_well_above():
+    n = 10
+    scores = np.zeros(n)
+    scores[[5, 6, 7, 8, 9]] = [0.1, 0.3, 0.2, 0.25, 1.5]  # hole 9: a bare hole with something on it
+    bound = 0.3 + MARGIN
+    scores[[0, 1, 2, 3, 4]] = [bound - 0.01, bound + 0.01, bound + WITNESS_MARGIN + 0.2, 2.0, 2.0]
+    refs, witnesses = _mask(n, 5, 6, 7, 8, 9), _mask(n, 2)
+    assert np.flatnonzero(ruled_out(scores, refs, witnesses) & ~refs & ~witnesses).tolist() == [0]
+    assert not ruled_out(scores, refs, _mask(n)).any()  # no such peg read: nothing shown
+    assert not ruled_out(scores, _mask(n, 5, 6, 7), witnesses).any()  # too few bare holes
+    weak = scores.copy()
+    weak[2] = bound + WITNESS_MARGIN - 0.01
+    assert not ruled_out(weak, refs, witnesses).any()  # the frame's pegs do not stand out enough
+
+
+def test_a_dark_peg_is_no_brighter_than_the_bare_holes():
+    white = np.array([0.0, 0.05, 0.1, 0.12, -0.5, 0.3])
+    refs = _mask(6, 0, 1, 2, 3)
+    assert no_brighter_than_bare(white, refs).tolist() == [True, True, True, True, True, False]
+    assert not no_brighter_than_bare(white, _mask(6, 0, 1)).any()
+
+
+@pytest.fixture(scope="module")
+def table_and_cal():
+    table = make_table("invicta-12x4", peg_set=500, seed=0, cache=DATA)
+    p = table.profile
+    truths = [truth_from_record(b.truth, p, where="calibration truth") for b in table.calibration]
+    return table, calibrate([b.image for b in table.calibration], truths, p)
+
+
+def _cases():
+    for js in sorted(TABLE.glob("case-*.json"), key=lambda q: int(q.stem.split("-")[1])):
+        board = load_cached(TABLE, js.stem, json.loads(js.read_text())["pbr"]["seed"])
+        assert board is not None
+        yield board
+
+
+def _narrowed(reading):
+    return [
+        (row.row, k) for row in reading.rows for k, h in enumerate(row.holes)
+        if h.colour == UNKNOWN and h.candidates and set(h.possible or ()) <= {"black", "empty"}
+    ]
+
+
+def test_every_hole_narrowed_to_a_dark_peg_on_the_physically_based_boards_is_one(table_and_cal):
+    table, cal = table_and_cal
+    p = table.profile
+    narrowed = 0
+    for i, board in enumerate(_cases()):
+        reading = BoardReader(p, cal).read(board.image, at_ns=i)
+        truth = truth_from_record(board.truth, p, where="truth")
+        for row, k in _narrowed(reading):
+            assert truth.row(row).holes[k].colour in ("black", "empty"), f"case {board.meta['index']} row {row}"
+            narrowed += 1
+    assert narrowed >= 5
+
+
+def test_a_coloured_or_grey_thing_over_the_hole_keeps_its_colours(table_and_cal):
+    table, cal = table_and_cal
+    p = table.profile
+    board = next(b for b in _cases() if b.meta["index"] == 7)
+    reader = BoardReader(p, cal)
+    plain = reader.read(board.image, at_ns=1)
+    row, k = _narrowed(plain)[0]
+    loc = reader.last_localisation
+    assert loc is not None
+    (cx, cy), (ex, _ey) = loc.to_image(np.array([p.hole_centre_mm(row, k + 1), np.add(p.hole_centre_mm(row, k + 1), (3.5, 0))]))
+    radius = max(3, round(ex - cx))
+    for paint in ((40, 60, 150), (120, 120, 120)):  # a dull red peg's head; a grey sleeve's edge
+        frame = board.image.copy()
+        cv2.circle(frame, (round(cx), round(cy)), radius, paint, -1)
+        got = BoardReader(p, cal).read(frame, at_ns=2).row(row).holes[k]
+        assert got.is_certain or set(got.possible or ("red",)) - {"black", "empty"}, paint
+
+
+def test_scores_see_colour_and_white_where_a_black_peg_shows_neither(table_and_cal):
+    table, cal = table_and_cal
+    p = table.profile
+    board = next(b for b in _cases() if b.meta["index"] == 7)
+    reader = BoardReader(p, cal)
+    reader.read(board.image, at_ns=1)
+    loc = reader.last_localisation
+    assert loc is not None
+    f = reader.sampler.features_from_frame(board.image, loc.image_to_board, cal.plastic_linear, covers=False, warp=loc.warp)
+    assert f.code_plastic is not None
+    row, k = _narrowed(reader.read(board.image, at_ns=2))[0]
+    i = (row - 1) * p.holes + k
+    centre = np.asarray([p.hole_centre_mm(row, k + 1)])
+    (cx, cy), (ex, _ey) = loc.to_image(np.array([centre[0], centre[0] + (3.5, 0)]))
+    scores = {}
+    for name, paint in (("black", None), ("red", (40, 50, 200)), ("white", (235, 235, 235))):
+        frame = board.image.copy()
+        if paint is not None:
+            cv2.circle(frame, (round(cx), round(cy)), max(3, round(ex - cx)), paint, -1)
+        chroma, white = dark_pegs.block_scores(frame, loc, centre, f.code_plastic[i : i + 1])
+        scores[name] = (float(chroma[0]), float(white[0]))
+    assert scores["red"][0] > scores["black"][0] + 0.5
+    assert scores["white"][1] > scores["black"][1] + 0.5

@@ -1,0 +1,156 @@
+"""Which colours a doubtful dark hole cannot hold: its block against the plastic's light, judged by the frame.
+
+A black peg on a dark board, in a light other than the calibration's,
+lies about as far from every peg colour's class as from black's, so the
+colour model rules none out and the row's verdict has eight colours to
+try at that hole. A peg of a chromatic colour, or a white one, fills most
+of a disc 4.5 mm round its hole (its head is 7 mm across) wherever in it
+it leans, and differs there from the plastic's light at the hole (the
+light model of the cells beside it) as no black peg and no bare hole
+does: a chromatic one by the spread of its channels (a log ratio to the
+plastic's, per channel: a shadow or the light's level moves them all
+alike), a white one by being brighter in every channel. A block's two
+scores are the 75th percentile of those over its pixels (most of it: a
+black peg's sheen or a neighbour's edge is a small part).
+
+The frame judges its own blocks: its bare holes (rows not in play yet)
+say how high a hole without a peg scores in this picture; a hole scoring
+no higher than those (plus a margin) holds no chromatic peg, or no white
+one, only when the frame shows that its chromatic pegs, or its white ones,
+do stand well above: every such peg read surely does. A frame that cannot
+show it (a light board for white, no such peg read yet) rules out nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pegwatch.vision.key_blocks import _LOG_LINEAR
+from pegwatch.vision.localise import Localisation
+from pegwatch.vision.reading import EMPTY, UNKNOWN, RowReading
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+#: The block's radius round its hole (mm): most of a code peg's head
+#: wherever it leans, short of the next hole's (9 mm off).
+BLOCK_RADIUS_MM = 4.5
+BLOCK_SAMPLES_PER_MM = 1.5
+#: Each score is this quantile over the block's pixels.
+BLOCK_QUANTILE = 0.75
+#: A hole scoring no more than this above the frame's second highest bare
+#: hole holds no peg of that kind ...
+MARGIN = 0.4
+#: ... when every peg of that kind read surely scores this much above
+#: that bound.
+WITNESS_MARGIN = 0.5
+#: Fewer bare holes than this say too little about the frame.
+MIN_REFERENCES = 4
+
+
+def block_scores(
+    frame: NDArray[np.uint8], loc: Localisation, centres_mm: FloatArray, plastic_linear: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Per hole (``centres_mm``, with the plastic's linear BGR light at each), its block's (chroma, whiteness)."""
+    step = 1.0 / BLOCK_SAMPLES_PER_MM
+    r = BLOCK_RADIUS_MM
+    gx, gy = np.meshgrid(np.arange(-r, r + step / 2, step), np.arange(-r, r + step / 2, step))
+    inside = np.hypot(gx, gy) <= r
+    disc = np.column_stack([gx[inside], gy[inside]])
+    q = loc.to_image((centres_mm[:, None, :] + disc[None, :, :]).reshape(-1, 2))
+    h, w = frame.shape[:2]
+    x = np.clip(np.rint(q[:, 0]), 0, w - 1).astype(np.intp)
+    y = np.clip(np.rint(q[:, 1]), 0, h - 1).astype(np.intp)
+    px = frame[y, x].reshape(len(centres_mm), len(disc), 3)
+    plastic = np.log(np.maximum(plastic_linear, 1e-4)).astype(np.float32)
+    dev = _LOG_LINEAR[px] - plastic[:, None, :]
+    hi, lo = dev.max(axis=2), dev.min(axis=2)
+    k = int(BLOCK_QUANTILE * (len(disc) - 1))
+    chroma = np.partition(hi - lo, k, axis=1)[:, k].astype(np.float64)
+    white = np.partition(lo, k, axis=1)[:, k].astype(np.float64)
+    return chroma, white
+
+
+def ruled_out(scores: FloatArray, references: BoolArray, witnesses: BoolArray) -> BoolArray:
+    """Per hole, whether its score proves it holds no peg of the witnessed kind (see the module's docstring)."""
+    none = np.zeros(len(scores), dtype=bool)
+    if int(references.sum()) < MIN_REFERENCES or not witnesses.any():
+        return none
+    bound = float(np.partition(scores[references], -2)[-2]) + MARGIN
+    if float(scores[witnesses].min()) < bound + WITNESS_MARGIN:
+        return none
+    out: BoolArray = scores <= bound
+    return out
+
+
+#: A hole may be a dark peg only where its block is no brighter than this
+#: above the frame's second brightest bare hole: a black peg, like a bare
+#: hole, is darker than its plastic; a grey sleeve over a dark board is not.
+DARK_MARGIN = 0.1
+
+
+def no_brighter_than_bare(white: FloatArray, references: BoolArray) -> BoolArray:
+    """Per hole, whether its block (``white``: its whiteness) is no brighter than the frame's bare holes'."""
+    if int(references.sum()) < MIN_REFERENCES:
+        return np.zeros(len(white), dtype=bool)
+    out: BoolArray = white <= float(np.partition(white[references], -2)[-2]) + DARK_MARGIN
+    return out
+
+
+@dataclass(frozen=True)
+class Kinds:
+    """The colour model's classes by what a block can see of them."""
+
+    chromatic: frozenset[str]  # lit, with a colour of their own
+    white: frozenset[str]  # lit and neutral
+    dark: frozenset[str]  # dark neutral pegs, and the bare hole
+
+
+def narrow(
+    rows: list[RowReading],
+    frame: NDArray[np.uint8],
+    loc: Localisation,
+    centres_mm: FloatArray,
+    plastic_linear: FloatArray,
+    *,
+    in_play: BoolArray,
+    sure: BoolArray,
+    kinds: Kinds,
+) -> list[RowReading]:
+    """``rows`` with the chromatic and white candidates dropped from the doubtful holes (guess holes,
+    row by row: ``centres_mm``, the plastic's light at each, whether each is in play and read surely)
+    that may be a dark peg, where their blocks prove such pegs absent.
+
+    Only in a row showing a peg read surely in a colour of its own light:
+    something flat and dark over a whole row (a sleeve the cover test
+    missed) shows none. And only where the block is no brighter than the
+    frame's bare holes (:func:`no_brighter_than_bare`).
+    """
+    holes = [h for row in rows for h in row.holes]
+    per_row = len(rows[0].holes) if rows else 1
+    lit = kinds.chromatic | kinds.white
+    shown = {i // per_row for i, h in enumerate(holes) if h.is_certain and h.colour in lit}
+    doubtful = [
+        i for i, h in enumerate(holes)
+        if in_play[i] and i // per_row in shown and h.colour == UNKNOWN and any(c in kinds.dark for c, _ in h.candidates)
+    ]
+    if not doubtful:
+        return rows
+    read = np.array([h.colour for h in holes], dtype=object)
+    chroma, white = block_scores(frame, loc, centres_mm, plastic_linear)
+    bare = sure & ~in_play & (read == EMPTY)
+    no_colour = ruled_out(chroma, bare, sure & in_play & np.isin(read, list(kinds.chromatic)))
+    no_white = ruled_out(white, bare, sure & in_play & np.isin(read, list(kinds.white)))
+    dark = no_brighter_than_bare(white, bare)
+    out = list(rows)
+    for i in (i for i in doubtful if dark[i]):
+        drop = (kinds.chromatic if no_colour[i] else frozenset()) | (kinds.white if no_white[i] else frozenset())
+        kept = tuple((c, pr) for c, pr in holes[i].candidates if c not in drop)
+        if drop and kept:
+            r, k = divmod(i, per_row)
+            row = out[r]
+            out[r] = replace(row, holes=(*row.holes[:k], replace(row.holes[k], candidates=kept), *row.holes[k + 1 :]))
+    return out
