@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.vision.key_blocks import _LOG_LINEAR
+from pegwatch.vision.blocks import LOG_LINEAR, DiscPixels
 from pegwatch.vision.localise import Localisation
 from pegwatch.vision.reading import EMPTY, UNKNOWN, RowReading
 
@@ -50,43 +50,22 @@ WITNESS_MARGIN = 0.5
 #: Fewer bare holes than this say too little about the frame.
 MIN_REFERENCES = 4
 
+_BLOCKS = DiscPixels(BLOCK_RADIUS_MM, BLOCK_SAMPLES_PER_MM)
+
 
 def block_scores(
     frame: NDArray[np.uint8], loc: Localisation, centres_mm: FloatArray, plastic_linear: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
     """Per hole (``centres_mm``, with the plastic's linear BGR light at each), its block's (chroma, whiteness)."""
-    idx = _block_pixels(loc, centres_mm, frame.shape[:2])
+    idx = _BLOCKS.indices(loc, centres_mm, frame.shape[:2])
     px = frame.reshape(-1, 3)[idx]
     plastic = np.log(np.maximum(plastic_linear, 1e-4)).astype(np.float32)
-    dev = _LOG_LINEAR[px] - plastic[:, None, :]
+    dev = LOG_LINEAR[px] - plastic[:, None, :]
     hi, lo = dev.max(axis=2), dev.min(axis=2)
     k = int(BLOCK_QUANTILE * (idx.shape[1] - 1))
     chroma = np.partition(hi - lo, k, axis=1)[:, k].astype(np.float64)
     white = np.partition(lo, k, axis=1)[:, k].astype(np.float64)
     return chroma, white
-
-
-_cache: list[tuple[object, object, bytes, tuple[int, int], NDArray[np.intp]]] = []
-
-
-def _block_pixels(loc: Localisation, centres_mm: FloatArray, shape: tuple[int, ...]) -> NDArray[np.intp]:
-    """Flat pixel indices of every hole's block (holes, samples), made once per fit of the board."""
-    size, key = (int(shape[0]), int(shape[1])), np.asarray(centres_mm, dtype=np.float64).tobytes()
-    kept = _cache[0] if _cache else None  # one read of the entry: another reader's thread may replace it
-    if kept is not None and kept[0] is loc.image_to_board and kept[1] is loc.warp and kept[2] == key and kept[3] == size:
-        return kept[4]
-    step = 1.0 / BLOCK_SAMPLES_PER_MM
-    r = BLOCK_RADIUS_MM
-    gx, gy = np.meshgrid(np.arange(-r, r + step / 2, step), np.arange(-r, r + step / 2, step))
-    inside = np.hypot(gx, gy) <= r
-    disc = np.column_stack([gx[inside], gy[inside]])
-    q = loc.to_image((centres_mm[:, None, :] + disc[None, :, :]).reshape(-1, 2))
-    h, w = size
-    x = np.clip(np.rint(q[:, 0]), 0, w - 1).astype(np.intp)
-    y = np.clip(np.rint(q[:, 1]), 0, h - 1).astype(np.intp)
-    out: NDArray[np.intp] = (y * w + x).reshape(len(centres_mm), len(disc))
-    _cache[:] = [(loc.image_to_board, loc.warp, key, size, out)]  # one fixed camera's fit at a time
-    return out
 
 
 def ruled_out(scores: FloatArray, references: BoolArray, witnesses: BoolArray) -> BoolArray:

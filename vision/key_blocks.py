@@ -38,15 +38,13 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.vision.colour import srgb_to_linear
+from pegwatch.vision.blocks import LOG_LINEAR, DiscPixels
 from pegwatch.vision.localise import Localisation
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import EMPTY
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
-
-_LOG_LINEAR = np.log(np.maximum(srgb_to_linear(np.arange(256, dtype=np.uint8)), 1e-4)).astype(np.float32)
 
 #: The block's radius (mm) round its key hole: a key peg's head radius and
 #: as much again for a lean or a fit a little off, short of where the next
@@ -68,43 +66,19 @@ WITNESS_MARGIN = 0.3
 #: row next to play is one).
 MIN_REFERENCE_ROWS = 1
 
+_BLOCKS = DiscPixels(BLOCK_MARGIN_MM, BLOCK_SAMPLES_PER_MM)
 
-def block_scores(profile: BoardProfile, frame: NDArray[np.uint8], loc: Localisation) -> FloatArray:
-    """Per key hole (row by row), its block's score (see the module's docstring)."""
-    idx = _block_pixels(profile, loc, frame.shape[:2])
+
+def block_scores(frame: NDArray[np.uint8], loc: Localisation, centres_mm: FloatArray) -> FloatArray:
+    """Per key hole (at ``centres_mm``), its block's score (see the module's docstring)."""
+    idx = _BLOCKS.indices(loc, centres_mm, frame.shape[:2])
     px = np.ascontiguousarray(frame.reshape(-1, 3)[idx].transpose(0, 2, 1))  # (holes, channel, sample)
     n = px.shape[2]
     # The median and the quantile of sRGB values are those of their linear light.
     plastic = np.partition(px, n // 2, axis=2)[:, :, n // 2]
-    brighter = (_LOG_LINEAR[px] - _LOG_LINEAR[plastic][:, :, None]).max(axis=1)
+    brighter = (LOG_LINEAR[px] - LOG_LINEAR[plastic][:, :, None]).max(axis=1)
     k = int(BLOCK_QUANTILE * (n - 1))
     out: FloatArray = np.partition(brighter, k, axis=1)[:, k].astype(np.float64)
-    return out
-
-
-_cache: list[tuple[object, object, tuple[int, int], NDArray[np.intp]]] = []
-
-
-def _block_pixels(profile: BoardProfile, loc: Localisation, shape: tuple[int, ...]) -> NDArray[np.intp]:
-    """Flat pixel indices of every key hole's block (holes, samples), made once per fit of the board
-    (a kept fit is the same homography and warp, object for object)."""
-    assert loc.image_to_board is not None
-    size = (int(shape[0]), int(shape[1]))
-    kept = _cache[0] if _cache else None  # one read of the entry: another reader's thread may replace it
-    if kept is not None and kept[0] is loc.image_to_board and kept[1] is loc.warp and kept[2] == size:
-        return kept[3]
-    step = 1.0 / BLOCK_SAMPLES_PER_MM
-    r = BLOCK_MARGIN_MM
-    gx, gy = np.meshgrid(np.arange(-r, r + step / 2, step), np.arange(-r, r + step / 2, step))
-    inside = np.hypot(gx, gy) <= r
-    disc = np.column_stack([gx[inside], gy[inside]])
-    centres = np.concatenate([np.asarray(profile.key_centres_mm(row), dtype=np.float64) for row in range(1, profile.rows + 1)])
-    q = loc.to_image((centres[:, None, :] + disc[None, :, :]).reshape(-1, 2))
-    h, w = size
-    x = np.clip(np.rint(q[:, 0]), 0, w - 1).astype(np.intp)
-    y = np.clip(np.rint(q[:, 1]), 0, h - 1).astype(np.intp)
-    out: NDArray[np.intp] = (y * w + x).reshape(len(centres), len(disc))
-    _cache[:] = [(loc.image_to_board, loc.warp, size, out)]  # one fixed camera's fit at a time
     return out
 
 
@@ -130,6 +104,7 @@ def bare_key_holes(
     profile: BoardProfile,
     frame: NDArray[np.uint8],
     loc: Localisation,
+    centres_mm: FloatArray,
     names: NDArray[np.str_],
     sure: NDArray[np.bool_],
     in_play: NDArray[np.bool_],
@@ -138,7 +113,7 @@ def bare_key_holes(
 ) -> NDArray[np.bool_]:
     """Per key hole (row by row), whether it is in play, read bare and its block shows no key peg.
 
-    ``names``/``sure``: per key hole, the class read and whether it was
+    ``centres_mm``/``names``/``sure``: per key hole, where it is, the class read and whether it was
     read surely (accepted, nothing over it); ``in_play``: per row;
     ``shows``: per key hole, whether it shows as a recess (darker than the
     plastic around it): something flat and dark over a hole (a sleeve the
@@ -153,6 +128,6 @@ def bare_key_holes(
         return np.zeros(len(names), dtype=bool)
     references = row_bare[rows] & ~in_play[rows]
     witnesses = [sure & in_play[rows] & (names == c) for c in (profile.right_place_key, profile.right_colour_key)]
-    scores = block_scores(profile, frame, loc)
+    scores = block_scores(frame, loc, centres_mm)
     out: BoolArray = bare_blocks(scores, references, witnesses) & need
     return out

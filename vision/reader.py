@@ -233,7 +233,7 @@ class BoardReader:
         found_by, ppm, sharp, reasons = self._board_facts(loc)
         # Proved bare only on a fit trusted enough to accuse from: the blocks lie where the fit puts them.
         proved = np.zeros(len(kc.best), dtype=bool) if frame is None or loc is None or reasons else bare_key_holes(
-            p, frame, loc, np.asarray(self._km.names)[kc.best], kc.accepted & ~cover.keys, in_play,
+            p, frame, loc, self.sampler.key_centres_mm, np.asarray(self._km.names)[kc.best], kc.accepted & ~cover.keys, in_play,
             shows=f.keys[:, 3] - f.keys[:, 0] >= self._key_hole_step,
         ) & (True if key_head_bare is None else key_head_bare)  # two tests: a peg either sees is room for one
         rows: list[RowReading] = []

@@ -5,10 +5,15 @@ Rendering and calibrating take a moment, so tables are session-wide.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import cv2
 import pytest
 
 from pegwatch.simulation.hardset import Table, make_table
+from pegwatch.simulation.pbr.testbed import PbrBoard, PbrTable, load_cached
+from pegwatch.simulation.pbr.testbed import make_table as make_pbr_table
 from pegwatch.vision.calibrate import calibrate, truth_from_record
 from pegwatch.vision.calibration import Calibration
 
@@ -57,3 +62,21 @@ def lego_cal(lego_table) -> Calibration:
 @pytest.fixture
 def calibrate_table():
     return _calibrate
+
+
+PBR_DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "pbr"
+
+
+@pytest.fixture(scope="session")
+def pbr() -> tuple[PbrTable, Calibration, list[PbrBoard]]:
+    """The cached physically based table (tests/data/pbr): the table, its calibration, its hard boards."""
+    table = make_pbr_table("invicta-12x4", peg_set=500, seed=0, cache=PBR_DATA)
+    p = table.profile
+    truths = [truth_from_record(b.truth, p, where="calibration truth") for b in table.calibration]
+    folder = PBR_DATA / "invicta-12x4-s0-p500"
+    cases = []
+    for js in sorted(folder.glob("case-*.json"), key=lambda q: int(q.stem.split("-")[1])):
+        board = load_cached(folder, js.stem, json.loads(js.read_text())["pbr"]["seed"])
+        assert board is not None, f"{js} is stale: re-render the cache"
+        cases.append(board)
+    return table, calibrate([b.image for b in table.calibration], truths, p), cases

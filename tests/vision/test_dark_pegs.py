@@ -10,22 +10,14 @@ peg and no bare hole does (vision.dark_pegs).
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import cv2
 import numpy as np
-import pytest
 
 import pegwatch.vision.dark_pegs as dark_pegs
-from pegwatch.simulation.pbr.testbed import load_cached, make_table
-from pegwatch.vision.calibrate import calibrate, truth_from_record
+from pegwatch.vision.calibrate import truth_from_record
 from pegwatch.vision.dark_pegs import MARGIN, WITNESS_MARGIN, no_brighter_than_bare, ruled_out
 from pegwatch.vision.reader import BoardReader
 from pegwatch.vision.reading import UNKNOWN
-
-DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "pbr"
-TABLE = DATA / "invicta-12x4-s0-p500"
 
 
 def _mask(n, *idx):
@@ -56,21 +48,6 @@ def test_a_dark_peg_is_no_brighter_than_the_bare_holes():
     assert not no_brighter_than_bare(white, _mask(6, 0, 1)).any()
 
 
-@pytest.fixture(scope="module")
-def table_and_cal():
-    table = make_table("invicta-12x4", peg_set=500, seed=0, cache=DATA)
-    p = table.profile
-    truths = [truth_from_record(b.truth, p, where="calibration truth") for b in table.calibration]
-    return table, calibrate([b.image for b in table.calibration], truths, p)
-
-
-def _cases():
-    for js in sorted(TABLE.glob("case-*.json"), key=lambda q: int(q.stem.split("-")[1])):
-        board = load_cached(TABLE, js.stem, json.loads(js.read_text())["pbr"]["seed"])
-        assert board is not None
-        yield board
-
-
 def _narrowed(reading):
     return [
         (row.row, k) for row in reading.rows for k, h in enumerate(row.holes)
@@ -78,11 +55,11 @@ def _narrowed(reading):
     ]
 
 
-def test_every_hole_narrowed_to_a_dark_peg_on_the_physically_based_boards_is_one(table_and_cal):
-    table, cal = table_and_cal
+def test_every_hole_narrowed_to_a_dark_peg_on_the_physically_based_boards_is_one(pbr):
+    table, cal, cases = pbr
     p = table.profile
     narrowed = 0
-    for i, board in enumerate(_cases()):
+    for i, board in enumerate(cases):
         reading = BoardReader(p, cal).read(board.image, at_ns=i)
         truth = truth_from_record(board.truth, p, where="truth")
         for row, k in _narrowed(reading):
@@ -91,10 +68,10 @@ def test_every_hole_narrowed_to_a_dark_peg_on_the_physically_based_boards_is_one
     assert narrowed >= 5
 
 
-def test_a_coloured_or_grey_thing_over_the_hole_keeps_its_colours(table_and_cal):
-    table, cal = table_and_cal
+def test_a_coloured_or_grey_thing_over_the_hole_keeps_its_colours(pbr):
+    table, cal, cases = pbr
     p = table.profile
-    board = next(b for b in _cases() if b.meta["index"] == 7)
+    board = next(b for b in cases if b.meta["index"] == 7)
     reader = BoardReader(p, cal)
     plain = reader.read(board.image, at_ns=1)
     row, k = _narrowed(plain)[0]
@@ -109,10 +86,10 @@ def test_a_coloured_or_grey_thing_over_the_hole_keeps_its_colours(table_and_cal)
         assert got.is_certain or set(got.possible or ("red",)) - {"black", "empty"}, paint
 
 
-def test_scores_see_colour_and_white_where_a_black_peg_shows_neither(table_and_cal):
-    table, cal = table_and_cal
+def test_scores_see_colour_and_white_where_a_black_peg_shows_neither(pbr):
+    table, cal, cases = pbr
     p = table.profile
-    board = next(b for b in _cases() if b.meta["index"] == 7)
+    board = next(b for b in cases if b.meta["index"] == 7)
     reader = BoardReader(p, cal)
     reader.read(board.image, at_ns=1)
     loc = reader.last_localisation

@@ -10,22 +10,14 @@ tells them apart: a key peg lights part of it wherever it stands.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import cv2
 import numpy as np
-import pytest
 
 import pegwatch.vision.reader as reader_module
-from pegwatch.simulation.pbr.testbed import load_cached, make_table
-from pegwatch.vision.calibrate import calibrate, truth_from_record
+from pegwatch.vision.calibrate import truth_from_record
 from pegwatch.vision.key_blocks import BARE_MARGIN, WITNESS_MARGIN, bare_blocks, block_scores
 from pegwatch.vision.reader import BoardReader
 from pegwatch.vision.reading import ROW_UNKNOWN, TRUST_FULL
-
-DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "pbr"
-TABLE = DATA / "invicta-12x4-s0-p500"
 
 
 def _mask(n, *idx):
@@ -54,21 +46,6 @@ def test_a_block_is_bare_when_it_scores_as_the_frames_bare_ones_and_the_frame_sh
     assert not bare_blocks(low, refs, witnesses).any()
 
 
-@pytest.fixture(scope="module")
-def table_and_cal():
-    table = make_table("invicta-12x4", peg_set=500, seed=0, cache=DATA)
-    p = table.profile
-    truths = [truth_from_record(b.truth, p, where="calibration truth") for b in table.calibration]
-    return table, calibrate([b.image for b in table.calibration], truths, p)
-
-
-def _cases():
-    for js in sorted(TABLE.glob("case-*.json"), key=lambda q: int(q.stem.split("-")[1])):
-        board = load_cached(TABLE, js.stem, json.loads(js.read_text())["pbr"]["seed"])
-        assert board is not None
-        yield board
-
-
 def _spy(monkeypatch):
     called: list[np.ndarray] = []
     real = reader_module.bare_key_holes
@@ -82,12 +59,12 @@ def _spy(monkeypatch):
     return called
 
 
-def test_no_key_peg_is_proved_away_on_the_physically_based_boards(table_and_cal, monkeypatch):
-    table, cal = table_and_cal
+def test_no_key_peg_is_proved_away_on_the_physically_based_boards(pbr, monkeypatch):
+    table, cal, cases = pbr
     p = table.profile
     called = _spy(monkeypatch)
     proved = in_doubt = 0
-    for i, board in enumerate(_cases()):
+    for i, board in enumerate(cases):
         called.clear()
         reader = BoardReader(p, cal)
         reading = reader.read(board.image, at_ns=i)
@@ -112,11 +89,11 @@ def test_no_key_peg_is_proved_away_on_the_physically_based_boards(table_and_cal,
     assert proved >= 20 and in_doubt >= 1
 
 
-def _board_nine(table_and_cal, monkeypatch):
-    table, cal = table_and_cal
+def _board_nine(pbr, monkeypatch):
+    table, cal, cases = pbr
     p = table.profile
     called = _spy(monkeypatch)
-    board = next(b for b in _cases() if b.meta["index"] == 9)
+    board = next(b for b in cases if b.meta["index"] == 9)
     reader = BoardReader(p, cal)
     reader.read(board.image, at_ns=1)
     loc = reader.last_localisation
@@ -125,22 +102,23 @@ def _board_nine(table_and_cal, monkeypatch):
     return p, cal, board, loc, hole, called
 
 
-def test_a_key_peg_off_its_hole_lights_its_block(table_and_cal, monkeypatch):
-    p, cal, board, loc, hole, called = _board_nine(table_and_cal, monkeypatch)
+def test_a_key_peg_off_its_hole_lights_its_block(pbr, monkeypatch):
+    p, cal, board, loc, hole, called = _board_nine(pbr, monkeypatch)
     # A white key peg's head (3.6 mm) standing 3 mm off the hole.
-    x, y = np.concatenate([p.key_centres_mm(r) for r in range(1, p.rows + 1)])[hole]
+    keys = np.concatenate([p.key_centres_mm(r) for r in range(1, p.rows + 1)])
+    x, y = keys[hole]
     (cx, cy), (ex, _ey) = loc.to_image(np.array([[x + 3.0, y], [x + 4.8, y]]))
     frame = board.image.copy()
     cv2.circle(frame, (round(cx), round(cy)), max(2, round(ex - cx)), (235, 235, 235), -1)
-    before, after = block_scores(p, board.image, loc)[hole], block_scores(p, frame, loc)[hole]
+    before, after = block_scores(board.image, loc, keys)[hole], block_scores(frame, loc, keys)[hole]
     assert after > before + 0.5
     called.clear()
     BoardReader(p, cal).read(frame, at_ns=2)
     assert not called[-1][hole]
 
 
-def test_a_hole_that_does_not_show_proves_nothing(table_and_cal, monkeypatch):
-    p, cal, board, loc, hole, called = _board_nine(table_and_cal, monkeypatch)
+def test_a_hole_that_does_not_show_proves_nothing(pbr, monkeypatch):
+    p, cal, board, loc, hole, called = _board_nine(pbr, monkeypatch)
     # Something flat and dark, the plastic's colour, over the hole: it does not show.
     x, y = np.concatenate([p.key_centres_mm(r) for r in range(1, p.rows + 1)])[hole]
     corners = loc.to_image(np.array([[x - 3, y - 3], [x + 3, y - 3], [x + 3, y + 3], [x - 3, y + 3]]))
