@@ -9,6 +9,8 @@ read pixels as the log of their linear light.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -45,3 +47,30 @@ class DiscPixels:
         out: NDArray[np.intp] = (y * w + x).reshape(len(centres_mm), len(self.disc))
         self._kept[:] = [(loc.image_to_board, loc.warp, key, size, out)]
         return out
+
+
+def frame_bound(
+    scores: FloatArray,
+    references: NDArray[np.bool_],
+    witnesses: Sequence[NDArray[np.bool_]],
+    *,
+    margin: float,
+    witness_margin: float,
+    min_references: int,
+) -> float | None:
+    """The score a hole may reach and still hold nothing, as this frame shows it; None when it cannot.
+
+    ``references`` are holes known to hold nothing (rows not in play): the
+    bound is their second highest score plus ``margin`` (the second: one
+    reference with something over it that the cover test missed must not
+    raise the bar for all). ``witnesses``, per kind of peg, the holes read
+    surely as one: each kind must have one, and every one must score
+    ``witness_margin`` above the bound, or the frame does not show its pegs
+    standing out.
+    """
+    if int(references.sum()) < max(2, min_references) or any(not w.any() for w in witnesses):
+        return None
+    bound = float(np.partition(scores[references], -2)[-2]) + margin
+    if witnesses and float(scores[np.logical_or.reduce(list(witnesses))].min()) < bound + witness_margin:
+        return None
+    return bound

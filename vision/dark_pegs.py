@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.vision.blocks import LOG_LINEAR, DiscPixels
+from pegwatch.vision.blocks import LOG_LINEAR, DiscPixels, frame_bound
 from pegwatch.vision.localise import Localisation
 from pegwatch.vision.reading import EMPTY, UNKNOWN, RowReading
 
@@ -70,13 +70,8 @@ def block_scores(
 
 def ruled_out(scores: FloatArray, references: BoolArray, witnesses: BoolArray) -> BoolArray:
     """Per hole, whether its score proves it holds no peg of the witnessed kind (see the module's docstring)."""
-    none = np.zeros(len(scores), dtype=bool)
-    if int(references.sum()) < MIN_REFERENCES or not witnesses.any():
-        return none
-    bound = float(np.partition(scores[references], -2)[-2]) + MARGIN
-    if float(scores[witnesses].min()) < bound + WITNESS_MARGIN:
-        return none
-    out: BoolArray = scores <= bound
+    bound = frame_bound(scores, references, [witnesses], margin=MARGIN, witness_margin=WITNESS_MARGIN, min_references=MIN_REFERENCES)
+    out: BoolArray = np.zeros(len(scores), dtype=bool) if bound is None else scores <= bound
     return out
 
 
@@ -88,9 +83,8 @@ DARK_MARGIN = 0.1
 
 def no_brighter_than_bare(white: FloatArray, references: BoolArray) -> BoolArray:
     """Per hole, whether its block (``white``: its whiteness) is no brighter than the frame's bare holes'."""
-    if int(references.sum()) < MIN_REFERENCES:
-        return np.zeros(len(white), dtype=bool)
-    out: BoolArray = white <= float(np.partition(white[references], -2)[-2]) + DARK_MARGIN
+    bound = frame_bound(white, references, (), margin=DARK_MARGIN, witness_margin=0.0, min_references=MIN_REFERENCES)
+    out: BoolArray = np.zeros(len(white), dtype=bool) if bound is None else white <= bound
     return out
 
 

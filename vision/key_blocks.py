@@ -38,7 +38,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.vision.blocks import LOG_LINEAR, DiscPixels
+from pegwatch.vision.blocks import LOG_LINEAR, DiscPixels, frame_bound
 from pegwatch.vision.localise import Localisation
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import EMPTY
@@ -87,16 +87,12 @@ def bare_blocks(scores: FloatArray, references: BoolArray, witnesses: Sequence[B
     the holes of rows not in play read bare, ``witnesses`` per key colour the
     holes read surely as a key peg of that colour (every key colour must have
     one). None when the frame cannot tell."""
-    none = np.zeros(len(scores), dtype=bool)
-    if int(references.sum()) < 2 or not witnesses or any(not w.any() for w in witnesses):
-        return none
-    # The second highest: one reference with something over it that the
-    # cover test missed must not raise the bar for all.
-    bound = float(np.partition(scores[references], -2)[-2]) + BARE_MARGIN
-    seen = np.logical_or.reduce(list(witnesses))
-    if float(scores[seen].min()) < bound + WITNESS_MARGIN:
-        return none
-    out: BoolArray = (scores <= bound) & ~references & ~seen
+    if not witnesses:
+        return np.zeros(len(scores), dtype=bool)
+    bound = frame_bound(scores, references, witnesses, margin=BARE_MARGIN, witness_margin=WITNESS_MARGIN, min_references=2)
+    if bound is None:
+        return np.zeros(len(scores), dtype=bool)
+    out: BoolArray = (scores <= bound) & ~references & ~np.logical_or.reduce(list(witnesses))
     return out
 
 
