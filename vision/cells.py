@@ -38,6 +38,9 @@ TINT_RANGE = 1.1
 MIN_PLASTIC_CELLS = 8
 #: Spacing (mm) of the cells along the board's margin.
 MARGIN_STEP_MM = 20.0
+#: The sides of the shield's outline, as bits: towards smaller y, larger
+#: y, smaller x and larger x on the board.
+SHIELD_SIDES = (1, 2, 4, 8)
 #: Cells around the shield keep this gap (mm) from its outline: a raised
 #: shield seen at an angle covers a little more than its footprint.
 SHIELD_GAP_MM = 3.0
@@ -55,7 +58,11 @@ class CellLayout:
     ``shield_inner``: cells beside the secret holes inside the shield's
     area (bare plastic only when the shield is open; kept out of the light
     model and out of the cover graph). ``shield_outer``: cells around the
-    shield. ``in_light_model``: cells the light model is fitted to.
+    shield. ``shield_side``: which sides of the shield's outline each of
+    those cells, and each free cell within the open shield's height of it,
+    lies beyond or faces (SHIELD_SIDES bits: one for a cell beside a side,
+    two beyond a corner; 0 for every other cell). ``in_light_model``: cells
+    the light model is fitted to.
     """
 
     centres_mm: FloatArray
@@ -66,8 +73,15 @@ class CellLayout:
     free: BoolArray
     shield_inner: BoolArray
     shield_outer: BoolArray
+    shield_side: NDArray[np.intp]
     secret_inner: tuple[tuple[int, ...], ...]
     step_pairs: NDArray[np.intp]
+
+    @property
+    def around_shield(self) -> BoolArray:
+        """Cells outside the shield that it (closed or standing open) or its shadow may reach."""
+        out: BoolArray = (self.shield_side > 0) & ~self.shield_inner
+        return out
 
     @property
     def in_light_model(self) -> BoolArray:
@@ -90,6 +104,7 @@ def build_layout(profile: BoardProfile) -> CellLayout:
     centres: list[tuple[float, float]] = []
     index: dict[tuple[int, int], int] = {}
     kind: list[str] = []
+    side: dict[int, int] = {}
 
     def add(x: float, y: float, what: str) -> int | None:
         if not (half <= x <= w_mm - half and half <= y <= h_mm - half):
@@ -146,6 +161,7 @@ def build_layout(profile: BoardProfile) -> CellLayout:
                     c = add(cx + sg * d * unit[0], cy + sg * d * unit[1], "inner")
                     if c is not None:
                         inner.append(c)
+                        side.setdefault(c, _side_facing(sg * unit))
         code_cells.append(beside)
         secret_inner.append(inner)
     code_pts = [c for r in range(1, profile.rows + 1) for c in profile.hole_centres_mm(r)]
@@ -163,13 +179,17 @@ def build_layout(profile: BoardProfile) -> CellLayout:
         gap = SHIELD_GAP_MM + half
         xs = np.linspace(sx, sx + sw, max(2, round(sw / 10) + 1))
         ys = np.linspace(sy, sy + sh, max(2, round(sh / 10) + 1))
-        ring = [(float(x), sy - gap) for x in xs] + [(float(x), sy + sh + gap) for x in xs]
-        ring += [(sx - gap, float(y)) for y in ys] + [(sx + sw + gap, float(y)) for y in ys]
+        ring = [(float(x), sy - gap, _side_facing((0, -1))) for x in xs]
+        ring += [(float(x), sy + sh + gap, _side_facing((0, 1))) for x in xs]
+        ring += [(sx - gap, float(y), _side_facing((-1, 0))) for y in ys]
+        ring += [(sx + sw + gap, float(y), _side_facing((1, 0))) for y in ys]
         edge = 3.0 + half  # clear of the board's rim, as the margin cells
-        for x, y in ring:
+        for x, y, s in ring:
             on_board = edge <= x <= w_mm - edge and edge <= y <= h_mm - edge
             if on_board and far_from_pegs(x, y) and not inside(x, y, shield, gap - 0.01):
-                add(x, y, "outer")
+                c = add(x, y, "outer")
+                if c is not None:
+                    side.setdefault(c, s)
     # The margin: where a hand or a sleeve crosses the board's edge.
     inset = 3.0 + half
     for x0, y0, x1, y1 in (
@@ -193,6 +213,17 @@ def build_layout(profile: BoardProfile) -> CellLayout:
     pts = np.array(centres, dtype=np.float64).reshape(-1, 2)
     kinds = np.array(kind)
     free = np.array([k in ("outer", "margin", "region") and far_from_pegs(*c) for k, c in zip(kind, centres, strict=True)])
+    if shield is not None:
+        # An open shield is a plate standing on its hinge, as tall as the
+        # shield is wide: seen at a slant, it and its shadow reach the free
+        # plastic that far beyond the side it stands on.
+        sx, sy, sw, sh = shield
+        for cell in (int(c) for c in np.flatnonzero(free)):
+            x, y = (float(v) for v in pts[cell])
+            dx = max(sx - x, x - (sx + sw), 0.0)
+            dy = max(sy - y, y - (sy + sh), 0.0)
+            if cell not in side and 0 < np.hypot(dx, dy) <= min(sw, sh):
+                side[cell] = _sides_beyond(x, y, shield)
     # Neighbouring free cells must see light that changes smoothly.
     pa, pb = [], []
     near = max(step_len, 1.5 * min(min_pitch(holes[: profile.holes]), step_len)) + 0.5
@@ -211,9 +242,25 @@ def build_layout(profile: BoardProfile) -> CellLayout:
         free=free.astype(bool),
         shield_inner=kinds == "inner",
         shield_outer=kinds == "outer",
+        shield_side=np.array([side.get(i, 0) for i in range(len(centres))], dtype=np.intp),
         secret_inner=tuple(tuple(c) for c in secret_inner),
         step_pairs=np.array([pa, pb], dtype=np.intp).reshape(2, -1),
     )
+
+
+def _side_facing(direction: FloatArray | tuple[float, float]) -> int:
+    """The side of an upright rectangle a direction points to, as a SHIELD_SIDES bit."""
+    dx, dy = float(direction[0]), float(direction[1])
+    if abs(dx) > abs(dy):
+        return SHIELD_SIDES[3] if dx > 0 else SHIELD_SIDES[2]
+    return SHIELD_SIDES[1] if dy > 0 else SHIELD_SIDES[0]
+
+
+def _sides_beyond(x: float, y: float, rect: tuple[float, float, float, float]) -> int:
+    """The SHIELD_SIDES bits of every side of ``rect`` that (x, y) lies beyond."""
+    rx, ry, rw, rh = rect
+    beyond = (y < ry, y > ry + rh, x < rx, x > rx + rw)
+    return sum(bit for bit, b in zip(SHIELD_SIDES, beyond, strict=True) if b)
 
 
 def _room_along(x: float, y: float, direction: FloatArray, rect: tuple[float, float, float, float]) -> float:

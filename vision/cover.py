@@ -245,6 +245,8 @@ class CoverGraph:
         active = np.concatenate([odd, code_u, key_u])
         covered = np.zeros(len(active), dtype=bool)
         shield_only = np.zeros(len(active), dtype=bool)
+        standing = np.zeros(len(active), dtype=bool)
+        sides = -1  # the sides every object standing open lies beyond
         # An edge alone (a shadow's, a peg's) starts no cover; it may carry one.
         foreign = odd & ~explained & (np.zeros(nc, dtype=bool) if edge is None else ~edge)
         if foreign.any():
@@ -254,7 +256,7 @@ class CoverGraph:
             near = self.near[np.ix_(ids, ids)]
             adj = self.local[np.ix_(ids, ids)] | (near & (sub_foreign[:, None] | sub_foreign[None, :]))
             around_shield = np.zeros(len(ids), dtype=bool)
-            around_shield[: int(np.sum(ids < nc))] = self.layout.shield_outer[ids[ids < nc]]
+            around_shield[: int(np.sum(ids < nc))] = self.layout.around_shield[ids[ids < nc]]
             for comp in _components(adj):
                 if not sub_foreign[comp].any():
                     continue
@@ -262,9 +264,14 @@ class CoverGraph:
                 # top lie over the cells around it. Those cells alone speak
                 # for the secret row only, never for a guess row's holes.
                 if around_shield[comp][sub_foreign[comp]].all():
+                    if self._stands_open(ids[comp], sub_foreign[comp]):
+                        standing[ids[comp]] = True
+                        sides &= int(np.bitwise_and.reduce(self.layout.shield_side[ids[comp][sub_foreign[comp]]]))
                     comp = comp[around_shield[comp]]
                     shield_only[ids[comp]] = True
                 covered[ids[comp]] = True
+        if sides == 0:
+            standing[:] = False  # the plate stands on one side: objects on two are not all it
         cov_cells = covered[:nc]
         spreading = cov_cells & ~shield_only[:nc]
         near_cover = (
@@ -280,8 +287,26 @@ class CoverGraph:
         rows = np.zeros(self.profile.rows + 1, dtype=bool)
         rows[self.code_row[code]] = True
         rows[self.key_row[keys]] = True
-        rows[self.profile.rows] |= bool((cov_cells & self.layout.shield_outer).any())
+        rows[self.profile.rows] |= bool((cov_cells & self.layout.around_shield & ~standing[:nc]).any())
         return Cover(cells=cov_cells, code=code, keys=keys, rows=rows, explained=explained)
+
+    def _stands_open(self, comp: NDArray[np.intp], foreign: BoolArray) -> bool:
+        """Is this object around the shield its open plate, standing on its hinge?
+
+        An open hinged shield stands up along one side of its outline: seen
+        at a slant, it hides the cells on that side, and no others. Those
+        cells say nothing about the secret holes, which stay in view: the
+        shield test still wants bare plastic beside each of them, and a hole
+        the colour model cannot read (in the plate's shade) is read unknown,
+        never a colour. Anything else (a guess or key hole, cells on two
+        sides) is an object over the board.
+        """
+        holes = comp[comp >= self.n_cells] - self.n_cells
+        first_secret = self.profile.rows * self.profile.holes
+        if np.any((holes < first_secret) | (holes >= self.n_code)):
+            return False
+        sides = self.layout.shield_side[comp[foreign]]
+        return bool(sides.size) and int(np.bitwise_and.reduce(sides)) != 0
 
     def _explained(
         self,
@@ -300,7 +325,7 @@ class CoverGraph:
             # the plastic around it, fall on every side under soft light; the
             # shield, a solid too, shades the plastic around it.
             near_peg = self.shaded_by[:, pegs].any(axis=1) if pegs.any() else np.zeros(len(odd), dtype=bool)
-            out |= odd & shaded & (near_peg | self.layout.shield_outer)
+            out |= odd & shaded & (near_peg | self.layout.around_shield)
         cand = odd[self._pair_cell] & pegs[self._pair_hole] & ~out[self._pair_cell]
         if lean is not None and cand.any():
             # The camera's pose says where each peg's head stands in the

@@ -286,14 +286,10 @@ class BoardReader:
             beside = self._tray.rows_beside_dark(frame, loc, loc.px_per_mm)
             rows = row_order.covered_beside_dark(rows, beside, key_holes=p.key_holes)
         rows = row_order.bare_beside_cover(rows, in_play)
+        lean = self._lean(loc)
         view = see_secret(
-            self.sampler.layout,
-            f,
-            rows=p.rows,
-            holes=p.holes,
-            covered=bool(cover.rows[p.rows]),
-            best_names=[str(n) for n in self._code_names[sc.best]],
-            shield_name=SHIELD,
+            self.sampler.layout, f, p, covered=bool(cover.rows[p.rows]), shield_name=SHIELD,
+            best_names=[str(n) for n in self._code_names[sc.best]], lean=None if lean is None else lean[n_guess : n_guess + p.holes],
         )
         secret: tuple[HoleReading, ...] | None = None
         if view is SecretView.COVERED:
@@ -447,11 +443,13 @@ class BoardReader:
         return HoleReading(UNKNOWN, conf, cands)
 
     def _read_secret(self, sc: Classification, d2: FloatArray) -> tuple[HoleReading, ...] | None:
-        """The secret holes of an open shield, each read like a guess hole."""
+        """The secret holes of an open shield, each read like a guess hole, but surer: every
+        row is judged against the secret, so its holes may err a row count's times less."""
         names = self._code_names[sc.best]
+        sure = sc.accepted & (sc.posterior >= 1.0 - (1.0 - self._cm.min_posterior) / self.profile.rows)
         holes = tuple(
             self._hole(str(n), bool(a and n != SHIELD), float(c), False, d2[i], self._guess_allowed)
-            for i, (n, a, c) in enumerate(zip(names, sc.accepted, sc.confidence, strict=True))
+            for i, (n, a, c) in enumerate(zip(names, sure, sc.confidence, strict=True))
         )
         if all(h.colour == EMPTY for h in holes):
             return None  # no secret set up

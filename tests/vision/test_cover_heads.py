@@ -69,10 +69,11 @@ def test_a_closed_shield_s_sides_over_the_cells_around_it_cover_the_secret_only(
     p, g = graph
     around = np.flatnonzero(g.layout.shield_outer)
     centres = g.layout.centres_mm[around]
-    sx = p.shield_mm[0]
+    sx, sy, _, sh = p.shield_mm
     near_rows = around[centres[:, 0] < sx]  # the shield's side towards the guess rows
-    assert len(near_rows) >= 2
-    cover = _odd_cells(g, near_rows)
+    below = around[centres[:, 1] > sy + sh]  # and the side towards the board's edge
+    assert len(near_rows) >= 2 and len(below) >= 2
+    cover = _odd_cells(g, [*near_rows, *below])
     assert cover.rows[p.rows]  # the secret row
     assert not cover.rows[: p.rows].any()
     assert not cover.code.any() and not cover.keys.any()
@@ -83,5 +84,43 @@ def test_a_closed_shield_s_sides_over_the_cells_around_it_cover_the_secret_only(
         and np.linalg.norm(g.layout.centres_mm[i] - np.array(p.hole_centres_mm(p.rows)[0])) < 9.0
     ]
     assert beside_last
-    both = _odd_cells(g, [*near_rows, beside_last[0]])
+    both = _odd_cells(g, [*near_rows, *below, beside_last[0]])
     assert both.rows[p.rows - 1]
+
+
+def test_an_open_shield_standing_on_its_hinge_covers_nothing(graph):
+    """An open shield stands along one side of its outline: seen at a slant,
+    it and its shadow lie over the cells on that side (out to the free
+    plastic at the board's edge), and the secret holes stay in view. One
+    side alone is the plate; the same cells with a secret hole's neighbour
+    on another side are an object over the secret row."""
+    p, g = graph
+    sx, sy, sw, sh = p.shield_mm
+    lay = g.layout
+    far = np.flatnonzero(lay.around_shield & (lay.centres_mm[:, 0] > sx + sw))
+    assert len(far) >= 4 and (~lay.shield_outer[far]).any()  # the ring's cells and the margin's beyond them
+    plate = _odd_cells(g, far)
+    assert not plate.rows.any() and not plate.code.any()
+    assert plate.cells[far].all()  # still not bare plastic: nothing else is read from them
+    other = np.flatnonzero(lay.shield_outer & (lay.centres_mm[:, 1] > sy + sh))
+    assert other.size
+    assert _odd_cells(g, [*far, other[0]]).rows[p.rows]
+
+
+def test_the_plate_never_explains_a_guess_hole_in_its_object(graph):
+    """Cells on the shield's one side joined to unreadable guess holes are an object, not the plate:
+    they speak for the secret row."""
+    p, g = graph
+    sx = p.shield_mm[0]
+    near = np.flatnonzero(g.layout.shield_outer & (g.layout.centres_mm[:, 0] < sx))
+    odd = np.zeros(g.n_cells, dtype=bool)
+    odd[near] = True
+    unread = np.zeros(g.n_code, dtype=bool)
+    last_row = (p.rows - 1) * p.holes
+    unread[last_row : last_row + p.holes] = True
+    cover = g.find(
+        odd, np.zeros(g.n_cells, dtype=bool), code_pegs=unread, key_pegs=np.zeros(g.n_keys, dtype=bool),
+        code_unread=unread, key_unread=np.zeros(g.n_keys, dtype=bool), edge=np.zeros(g.n_cells, dtype=bool),
+    )
+    assert cover.rows[p.rows]
+    assert _odd_cells(g, near).rows[p.rows] == 0  # the same cells alone: the plate

@@ -204,3 +204,25 @@ def test_uncertain_key_holes_give_bounds_on_the_counts(reader, invicta_table, ea
     assert k.black_bounds[1] - k.black_bounds[0] <= 1 and k.white_bounds[1] - k.white_bounds[0] <= 1
     # The code holes of the row are not in doubt.
     assert reading.row(1).guess == guesses[0]
+
+
+def test_the_open_shield_standing_beside_its_secret_is_no_hand(pbr):
+    """Physically based boards: an open shield stands on its hinge beside the
+    secret row, and it and its shade lie over the cells on that side. The open
+    secrets with nothing over them are read (every hole read surely, right),
+    and a closed shield or a hand over the secret never yields a colour."""
+    table, cal, cases = pbr
+    p = table.profile
+    read = 0
+    for i, b in enumerate(cases):
+        reading = BoardReader(p, cal).read(b.image, at_ns=i)
+        seen = _certain_secret(reading)
+        if b.meta["shield_closed"] or b.meta["secret_covered"]:
+            assert seen == [], f"case {b.meta['index']}: {seen} read off a closed or covered secret"
+            continue
+        if reading.secret is None or b.meta["covered_rows"]:
+            continue
+        for h, truth in zip(reading.secret, b.meta["secret"], strict=True):
+            assert h.colour in (truth, UNKNOWN, OCCLUDED), f"case {b.meta['index']}: {h.colour} for {truth}"
+        read += len(seen) == p.holes
+    assert read >= 4  # of the 8 open secrets with no hand on the board (none before the plate was known)
