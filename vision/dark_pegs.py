@@ -23,6 +23,7 @@ show it (a light board for white, no such peg read yet) rules out nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -30,7 +31,7 @@ from numpy.typing import NDArray
 
 from pegwatch.vision.blocks import LOG_LINEAR, DiscPixels, frame_bound
 from pegwatch.vision.localise import Localisation
-from pegwatch.vision.reading import EMPTY, UNKNOWN, RowReading
+from pegwatch.vision.reading import EMPTY, UNKNOWN, HoleReading
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -50,7 +51,17 @@ WITNESS_MARGIN = 0.5
 #: Fewer bare holes than this say too little about the frame.
 MIN_REFERENCES = 4
 
+#: A dark peg's core: a disc this round its hole (mm), inside the hole's
+#: rim (3.5 mm) and clear of a neighbour's head.
+SHEEN_RADIUS_MM = 2.5
+#: The core's score is this quantile of its pixels: a highlight is small.
+SHEEN_QUANTILE = 0.98
+#: A hole shines when its core scores this much (natural log) above the
+#: frame's highest bare hole.
+SHEEN_MARGIN = 0.5
+
 _BLOCKS = DiscPixels(BLOCK_RADIUS_MM, BLOCK_SAMPLES_PER_MM)
+_CORES = DiscPixels(SHEEN_RADIUS_MM, 2.0)
 
 
 def block_scores(
@@ -88,6 +99,27 @@ def no_brighter_than_bare(white: FloatArray, references: BoolArray) -> BoolArray
     return out
 
 
+def sheen_scores(
+    frame: NDArray[np.uint8], loc: Localisation, centres_mm: FloatArray, plastic_linear: FloatArray
+) -> FloatArray:
+    """Per hole, how far its core's brightest pixels rise over the plastic's light in their brightest channel."""
+    idx = _CORES.indices(loc, centres_mm, frame.shape[:2])
+    px = frame.reshape(-1, 3)[idx]
+    plastic = np.log(np.maximum(plastic_linear, 1e-4)).astype(np.float32)
+    above = (LOG_LINEAR[px] - plastic[:, None, :]).max(axis=2)
+    k = int(SHEEN_QUANTILE * (idx.shape[1] - 1))
+    out: FloatArray = np.partition(above, k, axis=1)[:, k].astype(np.float64)
+    return out
+
+
+def shines(scores: FloatArray, references: BoolArray) -> BoolArray:
+    """Per hole, whether its core shines above every bare hole of the frame by SHEEN_MARGIN."""
+    if int(references.sum()) < MIN_REFERENCES:
+        return np.zeros(len(scores), dtype=bool)
+    out: BoolArray = scores > float(scores[references].max()) + SHEEN_MARGIN
+    return out
+
+
 @dataclass(frozen=True)
 class Kinds:
     """The colour model's classes by what a block can see of them."""
@@ -98,47 +130,54 @@ class Kinds:
 
 
 def narrow(
-    rows: list[RowReading],
+    holes: Sequence[HoleReading],
     frame: NDArray[np.uint8],
     loc: Localisation,
     centres_mm: FloatArray,
     plastic_linear: FloatArray,
     *,
+    per_row: int,
     in_play: BoolArray,
     sure: BoolArray,
     kinds: Kinds,
-) -> list[RowReading]:
-    """``rows`` with the chromatic and white candidates dropped from the doubtful holes (guess holes,
-    row by row: ``centres_mm``, the plastic's light at each, whether each is in play and read surely)
-    that may be a dark peg, where their blocks prove such pegs absent.
+) -> list[HoleReading]:
+    """``holes`` (the guess holes, row by row, ``per_row`` to a row: ``centres_mm``, the plastic's
+    light at each, whether each is in play and read surely) with the chromatic and white candidates
+    dropped from the doubtful ones that may be a dark peg, where their blocks prove such pegs absent;
+    and those left with one dark peg or a bare hole read as that peg where they shine (:func:`shines`).
 
     Only in a row showing a peg read surely in a colour of its own light:
     something flat and dark over a whole row (a sleeve the cover test
     missed) shows none. And only where the block is no brighter than the
     frame's bare holes (:func:`no_brighter_than_bare`).
     """
-    holes = [h for row in rows for h in row.holes]
-    per_row = len(rows[0].holes) if rows else 1
     lit = kinds.chromatic | kinds.white
     shown = {i // per_row for i, h in enumerate(holes) if h.is_certain and h.colour in lit}
     doubtful = [
         i for i, h in enumerate(holes)
         if in_play[i] and i // per_row in shown and h.colour == UNKNOWN and any(c in kinds.dark for c, _ in h.candidates)
     ]
+    out = list(holes)
     if not doubtful:
-        return rows
+        return out
     read = np.array([h.colour for h in holes], dtype=object)
     chroma, white = block_scores(frame, loc, centres_mm, plastic_linear)
     bare = sure & ~in_play & (read == EMPTY)
     no_colour = ruled_out(chroma, bare, sure & in_play & np.isin(read, list(kinds.chromatic)))
     no_white = ruled_out(white, bare, sure & in_play & np.isin(read, list(kinds.white)))
     dark = no_brighter_than_bare(white, bare)
-    out = list(rows)
+    sheen: BoolArray | None = None
     for i in (i for i in doubtful if dark[i]):
         drop = (kinds.chromatic if no_colour[i] else frozenset()) | (kinds.white if no_white[i] else frozenset())
         kept = tuple((c, pr) for c, pr in holes[i].candidates if c not in drop)
-        if drop and kept:
-            r, k = divmod(i, per_row)
-            row = out[r]
-            out[r] = replace(row, holes=(*row.holes[:k], replace(row.holes[k], candidates=kept), *row.holes[k + 1 :]))
+        if not drop or not kept:
+            continue
+        out[i] = replace(holes[i], candidates=kept)
+        pegs = {c for c, _ in kept} - {EMPTY}
+        if len(pegs) == 1 and len(kept) == 2:
+            if sheen is None:
+                sheen = shines(sheen_scores(frame, loc, centres_mm, plastic_linear), bare)
+            if sheen[i]:
+                total = sum(pr for _, pr in holes[i].candidates)
+                out[i] = HoleReading(pegs.pop(), sum(pr for _, pr in kept) / max(total, 1e-9))
     return out

@@ -236,20 +236,22 @@ class BoardReader:
             p, frame, loc, self.sampler.key_centres_mm, np.asarray(self._km.names)[kc.best], kc.accepted & ~cover.keys, in_play,
             shows=f.keys[:, 3] - f.keys[:, 0] >= self._key_hole_step,
         ) & (True if key_head_bare is None else key_head_bare)  # two tests: a peg either sees is room for one
+        guesses = [
+            self._hole(str(name), bool(acc), float(conf), bool(occ), code_d2[i], self._guess_allowed, unplayed=bool(not_in_play[i]))
+            for i, name, acc, conf, occ in zip(
+                range(n_guess), code_names_all[:n_guess], cc.accepted, cc.confidence, cover.code[:n_guess], strict=True
+            )
+        ]
+        if frame is not None and loc is not None and not reasons and f.code_plastic is not None:
+            # Doubtful dark holes whose blocks show no colour and nothing white (on a fit trusted to accuse from).
+            guesses = dark_pegs.narrow(
+                guesses, frame, loc, self.sampler.code_centres_mm[:n_guess], f.code_plastic[:n_guess], per_row=p.holes,
+                in_play=~not_in_play[:n_guess], sure=cc.accepted & ~cover.code[:n_guess], kinds=self._dark_kinds,
+            )
         rows: list[RowReading] = []
         n_k = p.key_holes
         for r in range(p.rows):
-            sl = slice(r * p.holes, (r + 1) * p.holes)
-            holes = tuple(
-                self._hole(
-                    str(name), bool(acc), float(conf), bool(occ), code_d2[i], self._guess_allowed,
-                    unplayed=bool(not_in_play[i]),
-                )
-                for i, name, acc, conf, occ in zip(
-                    range(sl.start, sl.stop), code_names_all[sl], cc.accepted[sl], cc.confidence[sl], cover.code[sl],
-                    strict=True,
-                )
-            )
+            holes = tuple(guesses[r * p.holes : (r + 1) * p.holes])
             ks = slice(r * n_k, (r + 1) * n_k)
             keys = count_keys(
                 self.profile, self._km, kc.best[ks], kc.accepted[ks], kc.confidence[ks], cover.keys[ks], key_d2[ks],
@@ -272,12 +274,6 @@ class BoardReader:
             if status in (ROW_UNKNOWN, ROW_OCCLUDED):
                 keys = doubt_bare_keys(keys, proved=n_proved if status == ROW_UNKNOWN else 0)
             rows.append(RowReading(r + 1, holes, keys, status))
-        if frame is not None and loc is not None and not reasons and f.code_plastic is not None:
-            # Doubtful dark holes whose blocks show no colour and nothing white (on a fit trusted to accuse from).
-            rows = dark_pegs.narrow(
-                rows, frame, loc, self.sampler.code_centres_mm[:n_guess], f.code_plastic[:n_guess],
-                in_play=~not_in_play[:n_guess], sure=cc.accepted & ~cover.code[:n_guess], kinds=self._dark_kinds,
-            )
         if not p.blanks:
             rows = row_order.covered_before_played(rows, key_holes=p.key_holes, dark=self._dark_names)
         steps = f.code[:n_guess, 3] - f.code[:n_guess, 0]

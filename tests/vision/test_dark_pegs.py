@@ -1,21 +1,31 @@
-"""A doubtful dark hole whose block shows no colour and nothing white holds a dark peg or nothing.
+"""A doubtful dark hole whose block shows no colour and nothing white holds a dark peg or nothing;
+one whose core shines above every bare hole of the frame holds the peg.
 
 On the physically based set, black pegs on a dark board, in a light other
 than the calibration's, lay about as far from every colour's class as
 from black's: the colour model ruled none out, and a row with one such
 hole had eight colours to try there and went unjudged. A chromatic or a
 white peg fills most of a disc round its hole and shows there as no black
-peg and no bare hole does (vision.dark_pegs).
+peg and no bare hole does; a glossy black peg's dome catches the light,
+which a bare hole's recess does not (vision.dark_pegs).
 """
 
 from __future__ import annotations
 
 import cv2
 import numpy as np
+import pytest
 
 import pegwatch.vision.dark_pegs as dark_pegs
 from pegwatch.vision.calibrate import truth_from_record
-from pegwatch.vision.dark_pegs import MARGIN, WITNESS_MARGIN, no_brighter_than_bare, ruled_out
+from pegwatch.vision.dark_pegs import (
+    MARGIN,
+    SHEEN_MARGIN,
+    WITNESS_MARGIN,
+    no_brighter_than_bare,
+    ruled_out,
+    shines,
+)
 from pegwatch.vision.reader import BoardReader
 from pegwatch.vision.reading import UNKNOWN
 
@@ -48,6 +58,19 @@ def test_a_dark_peg_is_no_brighter_than_the_bare_holes():
     assert not no_brighter_than_bare(white, _mask(6, 0, 1)).any()
 
 
+def test_a_hole_shines_above_every_bare_hole_by_a_margin():
+    scores = np.array([0.0, 0.1, -0.2, 0.3, 0.3 + SHEEN_MARGIN - 0.01, 0.3 + SHEEN_MARGIN + 0.01, 2.0])
+    refs = _mask(7, 0, 1, 2, 3)
+    assert np.flatnonzero(shines(scores, refs)).tolist() == [5, 6]
+    assert not shines(scores, _mask(7, 0, 1, 2)).any()  # too few bare holes to judge the frame by
+
+
+@pytest.fixture
+def no_sheen(monkeypatch):
+    """The reader without the sheen's proof: the doubtful dark holes stay doubtful."""
+    monkeypatch.setattr(dark_pegs, "SHEEN_MARGIN", np.inf)
+
+
 def _narrowed(reading):
     return [
         (row.row, k) for row in reading.rows for k, h in enumerate(row.holes)
@@ -55,7 +78,7 @@ def _narrowed(reading):
     ]
 
 
-def test_every_hole_narrowed_to_a_dark_peg_on_the_physically_based_boards_is_one(pbr):
+def test_every_hole_narrowed_to_a_dark_peg_on_the_physically_based_boards_is_one(pbr, no_sheen):
     table, cal, cases = pbr
     p = table.profile
     narrowed = 0
@@ -68,7 +91,7 @@ def test_every_hole_narrowed_to_a_dark_peg_on_the_physically_based_boards_is_one
     assert narrowed >= 5
 
 
-def test_a_coloured_or_grey_thing_over_the_hole_keeps_its_colours(pbr):
+def test_a_coloured_or_grey_thing_over_the_hole_keeps_its_colours(pbr, no_sheen):
     table, cal, cases = pbr
     p = table.profile
     board = next(b for b in cases if b.meta["index"] == 7)
@@ -86,7 +109,7 @@ def test_a_coloured_or_grey_thing_over_the_hole_keeps_its_colours(pbr):
         assert got.is_certain or set(got.possible or ("red",)) - {"black", "empty"}, paint
 
 
-def test_scores_see_colour_and_white_where_a_black_peg_shows_neither(pbr):
+def test_scores_see_colour_and_white_where_a_black_peg_shows_neither(pbr, no_sheen):
     table, cal, cases = pbr
     p = table.profile
     board = next(b for b in cases if b.meta["index"] == 7)
@@ -109,3 +132,64 @@ def test_scores_see_colour_and_white_where_a_black_peg_shows_neither(pbr):
         scores[name] = (float(chroma[0]), float(white[0]))
     assert scores["red"][0] > scores["black"][0] + 0.5
     assert scores["white"][1] > scores["black"][1] + 0.5
+
+
+def _proved(reading, plain):
+    """Holes the sheen read as a dark peg: doubtful without it."""
+    narrowed = set(_narrowed(plain))
+    return [(r, k) for r, k in narrowed if reading.row(r).holes[k].is_certain]
+
+
+def test_every_hole_the_sheen_reads_as_a_dark_peg_is_one(pbr, monkeypatch):
+    table, cal, cases = pbr
+    p = table.profile
+    proved = 0
+    for i, board in enumerate(cases):
+        reading = BoardReader(p, cal).read(board.image, at_ns=i)
+        with monkeypatch.context() as m:
+            m.setattr(dark_pegs, "SHEEN_MARGIN", np.inf)
+            plain = BoardReader(p, cal).read(board.image, at_ns=i)
+        truth = truth_from_record(board.truth, p, where="truth")
+        for row, k in _proved(reading, plain):
+            got = reading.row(row).holes[k].colour
+            assert got == truth.row(row).holes[k].colour == "black", f"case {board.meta['index']} row {row}"
+            proved += 1
+    assert proved >= 3
+
+
+def test_a_proved_peg_without_its_highlight_does_not_shine(pbr, monkeypatch):
+    """The proof is the dome's highlight: the same hole with its core's bright pixels dulled to the
+    core's median (a matte dark disc, as a bare hole's recess is) scores with the frame's bare holes."""
+    table, cal, cases = pbr
+    p = table.profile
+    for board in cases:
+        reader = BoardReader(p, cal)
+        reading = reader.read(board.image, at_ns=1)
+        with monkeypatch.context() as m:
+            m.setattr(dark_pegs, "SHEEN_MARGIN", np.inf)
+            plain = BoardReader(p, cal).read(board.image, at_ns=1)
+        proved = _proved(reading, plain)
+        if proved:
+            break
+    else:
+        pytest.fail("no hole proved a peg by its sheen")
+    row, k = proved[0]
+    loc = reader.last_localisation
+    assert loc is not None
+    f = reader.sampler.features_from_frame(board.image, loc.image_to_board, cal.plastic_linear, covers=False, warp=loc.warp)
+    assert f.code_plastic is not None
+    n = p.rows * p.holes
+    centres = reader.sampler.code_centres_mm[:n]
+    refs = np.array([h.colour == "empty" and h.is_certain for r in reading.rows for h in r.holes]) & (np.arange(n) // p.holes >= 8)
+    assert refs.sum() >= 4
+    target = (row - 1) * p.holes + k
+    (cx, cy), (ex, _ey) = loc.to_image(np.array([centres[target], centres[target] + (dark_pegs.SHEEN_RADIUS_MM + 0.5, 0)]))
+    frame = board.image.copy()
+    inside = np.zeros(frame.shape[:2], dtype=np.uint8)
+    cv2.circle(inside, (round(cx), round(cy)), max(3, round(ex - cx)), 1, -1)
+    core = frame[inside == 1]
+    frame[inside == 1] = np.minimum(core, np.median(core, axis=0)).astype(np.uint8)
+    before = dark_pegs.sheen_scores(board.image, loc, centres, f.code_plastic[:n])
+    after = dark_pegs.sheen_scores(frame, loc, centres, f.code_plastic[:n])
+    assert dark_pegs.shines(before, refs)[target]
+    assert not dark_pegs.shines(after, refs)[target]
