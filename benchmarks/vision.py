@@ -226,7 +226,7 @@ def run_pbr(args: argparse.Namespace) -> int:
     """The physically based set: render (or read from the cache), calibrate, read and score."""
     import logging
 
-    from pegwatch.simulation.pbr.testbed import parse_cases, pbr_set
+    from pegwatch.simulation.pbr.testbed import LIGHT_BANDS, parse_cases, pbr_set
     from pegwatch.simulation.pbr.yardstick import PbrTally
     from pegwatch.simulation.pbr.yardstick import summary as pbr_summary
 
@@ -295,8 +295,11 @@ def run_pbr(args: argparse.Namespace) -> int:
           f" >= 2.5 px/mm {s['board_found_rate_ppm_ok']:.3f})")
     print(f"{'boards read low-trust (never accused)':44s} {s['boards_low_trust']}")
     print(f"{'read time median (fixed camera / new pose)':44s} {s['read_ms_median']} / {s['read_ms_first_median']} ms")
+    bands = [f"{lo}_{hi}k" for lo, hi in LIGHT_BANDS]
     print(f"{'hole errors on confident holes':44s} {s['hole_error_rate']:.5f}  by light: " + ", ".join(
-        f"{k[len('hole_error_rate_'):]} {v:.5f}" for k, v in s.items() if k.startswith("hole_error_rate_")))
+        f"{b} {s['hole_error_rate_' + b]:.5f}" for b in bands))
+    print(f"{'  of those on full-trust boards':44s} {s['hole_error_rate_full_trust']:.5f}  by light: " + ", ".join(
+        f"{b} {s['hole_error_rate_full_trust_' + b]:.5f}" for b in bands))
     print(f"{'secrets read / invented':44s} {s['secrets_read']} / {s['secret_invented']}")
     conf = tally.confusion.most_common(8)
     if conf:

@@ -19,6 +19,13 @@ no higher than those (plus a margin) holds no chromatic peg, or no white
 one, only when the frame shows that its chromatic pegs, or its white ones,
 do stand well above: every such peg read surely does. A frame that cannot
 show it (a light board for white, no such peg read yet) rules out nothing.
+
+The same blocks keep a hole in play from reading bare where a peg shows:
+a fit 2 mm off, or a head leaning further than the pose says, leaves the
+hole's sample on the peg's shadow, which reads as a bare hole, and a row
+read one peg short may be accused. A hole read bare whose block shows more
+colour or white than the frame's bare holes, or whose core shines, is
+read unknown. No witness is needed: doubt is the safe side.
 """
 
 from __future__ import annotations
@@ -120,6 +127,17 @@ def shines(scores: FloatArray, references: BoolArray) -> BoolArray:
     return out
 
 
+def shows_a_peg(chroma: FloatArray, white: FloatArray, sheen: BoolArray, references: BoolArray) -> BoolArray:
+    """Per hole, whether its block shows more colour or white than the frame's bare holes (by MARGIN
+    over the second highest), or its core shines: a peg is there, or near enough to hide the hole."""
+    out = sheen.copy()
+    for scores in (chroma, white):
+        bound = frame_bound(scores, references, (), margin=MARGIN, witness_margin=0.0, min_references=MIN_REFERENCES)
+        if bound is not None:
+            out |= scores > bound
+    return out
+
+
 @dataclass(frozen=True)
 class Kinds:
     """The colour model's classes by what a block can see of them."""
@@ -144,7 +162,8 @@ def narrow(
     """``holes`` (the guess holes, row by row, ``per_row`` to a row: ``centres_mm``, the plastic's
     light at each, whether each is in play and read surely) with the chromatic and white candidates
     dropped from the doubtful ones that may be a dark peg, where their blocks prove such pegs absent;
-    and those left with one dark peg or a bare hole read as that peg where they shine (:func:`shines`).
+    and those left with one dark peg or a bare hole read as that peg where they shine (:func:`shines`);
+    and those read bare doubted where their blocks show a peg (:func:`shows_a_peg`).
 
     Only in a row showing a peg read surely in a colour of its own light:
     something flat and dark over a whole row (a sleeve the cover test
@@ -157,16 +176,22 @@ def narrow(
         i for i, h in enumerate(holes)
         if in_play[i] and i // per_row in shown and h.colour == UNKNOWN and any(c in kinds.dark for c, _ in h.candidates)
     ]
-    out = list(holes)
-    if not doubtful:
-        return out
     read = np.array([h.colour for h in holes], dtype=object)
+    read_bare = [i for i in range(len(holes)) if in_play[i] and sure[i] and read[i] == EMPTY]
+    out = list(holes)
+    if not doubtful and not read_bare:
+        return out
     chroma, white = block_scores(frame, loc, centres_mm, plastic_linear)
     bare = sure & ~in_play & (read == EMPTY)
+    sheen: BoolArray | None = None
+    if read_bare:
+        sheen = shines(sheen_scores(frame, loc, centres_mm, plastic_linear), bare)
+        unproved = shows_a_peg(chroma, white, sheen, bare)
+        for i in (i for i in read_bare if unproved[i]):
+            out[i] = HoleReading(UNKNOWN, holes[i].confidence)
     no_colour = ruled_out(chroma, bare, sure & in_play & np.isin(read, list(kinds.chromatic)))
     no_white = ruled_out(white, bare, sure & in_play & np.isin(read, list(kinds.white)))
     dark = no_brighter_than_bare(white, bare)
-    sheen: BoolArray | None = None
     for i in (i for i in doubtful if dark[i]):
         drop = (kinds.chromatic if no_colour[i] else frozenset()) | (kinds.white if no_white[i] else frozenset())
         kept = tuple((c, pr) for c, pr in holes[i].candidates if c not in drop)

@@ -141,28 +141,32 @@ class PbrTally:
                 if not under:
                     c["rows_covered_needlessly"] += 1
             for t, h in zip(t_row.holes, r_row.holes, strict=True):
-                self._hole(t.colour, h.colour, band, under)
+                self._hole(t.colour, h.colour, band, under, full=reading.trust == TRUST_FULL)
             if r_row.keys.is_certain and r_row.status != ROW_OCCLUDED:
                 c["key_rows_certain"] += 1
                 if (r_row.keys.black, r_row.keys.white) != (t_row.keys.black, t_row.keys.white):
                     c["key_errors"] += 1
         if reading.secret is not None and truth.secret is not None:
             for t, h in zip(truth.secret, reading.secret, strict=True):
-                self._hole(t.colour, h.colour, band, bool(meta["secret_covered"]))
+                self._hole(t.colour, h.colour, band, bool(meta["secret_covered"]), full=reading.trust == TRUST_FULL)
         self._judge(profile, board, truth, reading, name)
 
-    def _hole(self, truth: str, read: str, band: str, under_hand: bool) -> None:
+    def _hole(self, truth: str, read: str, band: str, under_hand: bool, *, full: bool) -> None:
         c = self.c
         c["holes"] += 1
         if read in (UNKNOWN, OCCLUDED):
             c["holes_uncertain"] += 1
             c["holes_uncertain_uncovered"] += not under_hand
             return
-        c["holes_confident"] += 1
-        c[f"holes_confident_{band}"] += 1
+        # Also counted apart on full-trust boards: a low-trust board is read
+        # on a fit the reader says it doubts, and is never accused from.
+        for suffix in ("", "_full_trust") if full else ("",):
+            c[f"holes_confident{suffix}"] += 1
+            c[f"holes_confident{suffix}_{band}"] += 1
+            if read != truth:
+                c[f"hole_errors{suffix}"] += 1
+                c[f"hole_errors{suffix}_{band}"] += 1
         if read != truth:
-            c["hole_errors"] += 1
-            c[f"hole_errors_{band}"] += 1
             self.confusion[(truth, read)] += 1
 
     def _judge(self, profile: BoardProfile, board: PbrBoard, truth: BoardReading, reading: BoardReading, name: str) -> None:
@@ -256,4 +260,10 @@ def summary(t: PbrTally, steady_ms: Sequence[float], first_ms: Sequence[float]) 
     for lo, hi in LIGHT_BANDS:
         band = f"{lo}_{hi}k"
         out[f"hole_error_rate_{band}"] = _rate(c[f"hole_errors_{band}"], c[f"holes_confident_{band}"])
+    out["hole_error_rate_full_trust"] = _rate(c["hole_errors_full_trust"], c["holes_confident_full_trust"])
+    for lo, hi in LIGHT_BANDS:
+        band = f"{lo}_{hi}k"
+        out[f"hole_error_rate_full_trust_{band}"] = _rate(
+            c[f"hole_errors_full_trust_{band}"], c[f"holes_confident_full_trust_{band}"]
+        )
     return out

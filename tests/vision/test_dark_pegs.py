@@ -27,7 +27,7 @@ from pegwatch.vision.dark_pegs import (
     shines,
 )
 from pegwatch.vision.reader import BoardReader
-from pegwatch.vision.reading import UNKNOWN
+from pegwatch.vision.reading import UNKNOWN, HoleReading
 
 
 def _mask(n, *idx):
@@ -193,3 +193,44 @@ def test_a_proved_peg_without_its_highlight_does_not_shine(pbr, monkeypatch):
     after = dark_pegs.sheen_scores(frame, loc, centres, f.code_plastic[:n])
     assert dark_pegs.shines(before, refs)[target]
     assert not dark_pegs.shines(after, refs)[target]
+
+
+def test_a_block_shows_a_peg_above_the_bare_holes_or_by_its_sheen():
+    n = 8
+    refs = _mask(n, 0, 1, 2, 3, 4)
+    chroma = np.array([0.1, 0.2, 0.3, 0.25, 0.9, 0.3 + MARGIN + 0.05, 0.3 + MARGIN - 0.05, 0.0])
+    white = np.zeros(n)
+    sheen = _mask(n, 7)
+    assert np.flatnonzero(dark_pegs.shows_a_peg(chroma, white, sheen, refs) & ~refs).tolist() == [5, 7]
+    # too few bare holes to judge the frame by: only the sheen speaks (and it needs them too, see shines)
+    assert np.flatnonzero(dark_pegs.shows_a_peg(chroma, white, sheen, _mask(n, 0, 1))).tolist() == [7]
+
+
+def test_a_peg_read_as_a_bare_hole_in_play_is_doubted_a_bare_hole_is_not(pbr):
+    """A fit a little off leaves a hole's sample on its peg's shadow, which reads bare; the block still shows the peg."""
+    table, cal, cases = pbr
+    p = table.profile
+    board = next(b for b in cases if b.meta["index"] == 7)
+    reader = BoardReader(p, cal)
+    reading = reader.read(board.image, at_ns=1)
+    loc = reader.last_localisation
+    assert loc is not None
+    f = reader.sampler.features_from_frame(board.image, loc.image_to_board, cal.plastic_linear, covers=False, warp=loc.warp)
+    assert f.code_plastic is not None
+    n = p.rows * p.holes
+    holes = [h for r in reading.rows for h in r.holes]
+    played = {r.row for r in reading.rows if any(h.colour not in ("empty", "unknown", "occluded") for h in r.holes)}
+    in_play = np.array([i // p.holes + 1 in played for i in range(n)])
+    sure = np.array([h.is_certain for h in holes])
+    peg = next(i for i, h in enumerate(holes) if in_play[i] and h.colour in ("white", "red", "yellow"))
+    bare = next(i for i, h in enumerate(holes) if not in_play[i] and h.colour == "empty" and i // p.holes + 1 == max(played) + 2)
+    pretend = list(holes)
+    pretend[peg] = HoleReading("empty", 0.99)
+    as_played = in_play.copy()
+    as_played[bare] = True  # a blank left in a played row
+    got = dark_pegs.narrow(
+        pretend, board.image, loc, reader.sampler.code_centres_mm[:n], f.code_plastic[:n],
+        per_row=p.holes, in_play=as_played, sure=sure, kinds=reader._dark_kinds,
+    )
+    assert got[peg].colour == UNKNOWN
+    assert got[bare].colour == "empty"

@@ -122,6 +122,8 @@ def test_benchmark_on_the_cached_pbr_set_ends_with_the_issue_keys():
         "read_ms_first_median",
         "hole_error_rate",
         "hole_error_rate_2700_3500k",
+        "hole_error_rate_full_trust",
+        "hole_error_rate_full_trust_5500_6500k",
         "board_found_rate_blur",
         "board_found_rate_low_ppm",
     ):
