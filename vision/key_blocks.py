@@ -26,9 +26,10 @@ and their holes' blocks say how high a bare block scores in this picture
 (its noise, blur, glare). A hole in play is proved bare when its block
 scores no higher than those plus a margin, and only when the frame shows
 that its key pegs do stand out: every key peg read surely scores well
-above the bare ones, and each key colour is among them. A frame that
-cannot show that (a light board, black key pegs, no marked row yet)
-proves nothing, and its bare key holes are what they were.
+above the bare ones, and each key colour is among them, or is vouched for
+by one that is, through the contrast the calibration measured for both.
+A frame that cannot show that (a light board, black key pegs, no marked
+row yet) proves nothing, and its bare key holes are what they were.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.vision.blocks import LOG_LINEAR, DiscPixels, frame_bound
+from pegwatch.vision.colour import ColourModel, lab_to_linear_bgr
 from pegwatch.vision.localise import Localisation
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import EMPTY
@@ -82,18 +84,49 @@ def block_scores(frame: NDArray[np.uint8], loc: Localisation, centres_mm: FloatA
     return out
 
 
-def bare_blocks(scores: FloatArray, references: BoolArray, witnesses: Sequence[BoolArray]) -> BoolArray:
+def bare_blocks(
+    scores: FloatArray,
+    references: BoolArray,
+    witnesses: Sequence[BoolArray],
+    contrast: Sequence[float] | None = None,
+) -> BoolArray:
     """Which blocks (of ``scores``, per key hole) are bare: ``references`` are
     the holes of rows not in play read bare, ``witnesses`` per key colour the
-    holes read surely as a key peg of that colour (every key colour must have
-    one). None when the frame cannot tell."""
-    if not witnesses:
+    holes read surely as a key peg of that colour. None when the frame cannot tell.
+
+    Every key colour must have a witness, or be vouched for by one that has:
+    ``contrast``, per key colour, how far (natural log) its pegs stand above
+    the plastic in their brightest channel, as calibrated. A score is such a
+    log ratio, which neither the light's level nor its colour moves; so a
+    colour absent from the frame stands at least as far above the bound as
+    a witnessed one's weakest peg, less the amount its calibrated contrast
+    falls short of that colour's.
+    """
+    present = [w for w in witnesses if w.any()]
+    if not present:
         return np.zeros(len(scores), dtype=bool)
-    bound = frame_bound(scores, references, witnesses, margin=BARE_MARGIN, witness_margin=WITNESS_MARGIN, min_references=2)
+    bound = frame_bound(scores, references, present, margin=BARE_MARGIN, witness_margin=WITNESS_MARGIN, min_references=2)
     if bound is None:
         return np.zeros(len(scores), dtype=bool)
+    for absent in (i for i, w in enumerate(witnesses) if not w.any()):
+        if contrast is None:
+            return np.zeros(len(scores), dtype=bool)
+        vouched = max(
+            float(scores[w].min()) - bound - max(0.0, contrast[j] - contrast[absent])
+            for j, w in enumerate(witnesses) if w.any()
+        )
+        if vouched < WITNESS_MARGIN:
+            return np.zeros(len(scores), dtype=bool)
     out: BoolArray = (scores <= bound) & ~references & ~np.logical_or.reduce(list(witnesses))
     return out
+
+
+def key_contrast(model: ColourModel, plastic_linear: Sequence[float], colours: Sequence[str]) -> tuple[float, ...]:
+    """Per key colour, how far (natural log) its calibrated class stands above the plastic in its brightest channel."""
+    lin = lab_to_linear_bgr(np.asarray(model.means, dtype=np.float64)[:, :3])
+    ratio = lin / np.maximum(np.asarray(plastic_linear, dtype=np.float64), 1e-6)[None, :]
+    top = np.log(np.maximum(ratio.max(axis=1), 1e-6))
+    return tuple(float(top[model.index(c)]) for c in colours)
 
 
 def bare_key_holes(
@@ -106,6 +139,7 @@ def bare_key_holes(
     in_play: NDArray[np.bool_],
     *,
     shows: NDArray[np.bool_] | None = None,
+    contrast: Sequence[float] | None = None,
 ) -> NDArray[np.bool_]:
     """Per key hole (row by row), whether it is in play, read bare and its block shows no key peg.
 
@@ -113,7 +147,9 @@ def bare_key_holes(
     read surely (accepted, nothing over it); ``in_play``: per row;
     ``shows``: per key hole, whether it shows as a recess (darker than the
     plastic around it): something flat and dark over a hole (a sleeve the
-    cover test missed) hides it and would light nothing either.
+    cover test missed) hides it and would light nothing either;
+    ``contrast``: the right-place and right-colour key colours' calibrated
+    contrast (:func:`key_contrast`), to vouch for one the frame lacks.
     """
     n = profile.key_holes
     rows = np.repeat(np.arange(profile.rows), n)
@@ -125,5 +161,5 @@ def bare_key_holes(
     references = row_bare[rows] & ~in_play[rows]
     witnesses = [sure & in_play[rows] & (names == c) for c in (profile.right_place_key, profile.right_colour_key)]
     scores = block_scores(frame, loc, centres_mm)
-    out: BoolArray = bare_blocks(scores, references, witnesses) & need
+    out: BoolArray = bare_blocks(scores, references, witnesses, contrast) & need
     return out

@@ -44,7 +44,7 @@ from pegwatch.vision.calibration import SHIELD, Calibration, CalibrationError
 from pegwatch.vision.censored import CLIP_FACTORS
 from pegwatch.vision.colour import Classification, ColourModel, linear_bgr_to_lab
 from pegwatch.vision.cover import Cover
-from pegwatch.vision.key_blocks import bare_key_holes
+from pegwatch.vision.key_blocks import bare_key_holes, key_contrast
 from pegwatch.vision.key_count import count_keys
 from pegwatch.vision.localise import Localisation, Localiser
 from pegwatch.vision.localise.base import MIN_PX_PER_MM, board_scale_px_per_mm
@@ -122,6 +122,8 @@ class BoardReader:
         self._hole_step = row_order.least_hole_step(bare)
         bare_key = self.key_model.means[list(key_names).index(EMPTY)] if EMPTY in key_names else None
         self._key_hole_step = row_order.least_hole_step(bare_key)
+        keys = (profile.right_place_key, profile.right_colour_key)
+        self._key_contrast = key_contrast(self.key_model, calibration.plastic_linear, keys) if set(keys) <= set(key_names) else None
         #: What a dark cover reads as: a dark neutral peg, or a bare hole.
         self._dark_names = {str(n) for n in self._code_names[self._code_is_peg & ~self._code_lit]} | {EMPTY}
         self._key_lit = self._key_is_peg & diffuse_classes(self.key_model)
@@ -234,7 +236,7 @@ class BoardReader:
         # Proved bare only on a fit trusted enough to accuse from: the blocks lie where the fit puts them.
         proved = np.zeros(len(kc.best), dtype=bool) if frame is None or loc is None or reasons else bare_key_holes(
             p, frame, loc, self.sampler.key_centres_mm, np.asarray(self._km.names)[kc.best], kc.accepted & ~cover.keys, in_play,
-            shows=f.keys[:, 3] - f.keys[:, 0] >= self._key_hole_step,
+            shows=f.keys[:, 3] - f.keys[:, 0] >= self._key_hole_step, contrast=self._key_contrast,
         ) & (True if key_head_bare is None else key_head_bare)  # two tests: a peg either sees is room for one
         guesses = [
             self._hole(str(name), bool(acc), float(conf), bool(occ), code_d2[i], self._guess_allowed, unplayed=bool(not_in_play[i]))

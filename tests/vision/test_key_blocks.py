@@ -15,7 +15,13 @@ import numpy as np
 
 import pegwatch.vision.reader as reader_module
 from pegwatch.vision.calibrate import truth_from_record
-from pegwatch.vision.key_blocks import BARE_MARGIN, WITNESS_MARGIN, bare_blocks, block_scores
+from pegwatch.vision.key_blocks import (
+    BARE_MARGIN,
+    WITNESS_MARGIN,
+    bare_blocks,
+    block_scores,
+    key_contrast,
+)
 from pegwatch.vision.reader import BoardReader
 from pegwatch.vision.reading import ROW_UNKNOWN, TRUST_FULL
 
@@ -44,6 +50,28 @@ def test_a_block_is_bare_when_it_scores_as_the_frames_bare_ones_and_the_frame_sh
     low = scores.copy()
     low[5] = bound + WITNESS_MARGIN - 0.05
     assert not bare_blocks(low, refs, witnesses).any()
+
+
+def test_a_key_colour_the_frame_lacks_is_vouched_for_by_its_calibrated_contrast():
+    """Scores are log ratios to the plastic: a colour the calibration found 0.5 less
+    contrasty than a witnessed one stands about 0.5 lower, whatever the light."""
+    n = 10
+    scores = np.full(n, 2.0)  # holes 1-3, 5: key pegs the colour model did not read surely
+    scores[[6, 7, 8, 9]] = [0.2, 0.3, 0.3, 0.1]
+    bound = 0.3 + BARE_MARGIN
+    scores[[0, 4]] = [bound - 0.01, bound + WITNESS_MARGIN + 0.6]  # 4: the frame's one white key peg
+    refs = _mask(n, 6, 7, 8, 9)
+    only_white = [_mask(n), _mask(n, 4)]  # (red, white): no red key peg in the frame
+    assert not bare_blocks(scores, refs, only_white).any()  # nothing vouches without the calibration
+    assert np.flatnonzero(bare_blocks(scores, refs, only_white, (0.5, 1.0))).tolist() == [0]  # red: 0.5 less
+    assert not bare_blocks(scores, refs, only_white, (0.3, 1.0)).any()  # red 0.7 less: might not stand out
+    assert np.flatnonzero(bare_blocks(scores, refs, only_white, (1.4, 1.0))).tolist() == [0]  # red the stronger
+
+
+def test_the_calibrated_key_contrast_puts_white_above_red_above_the_plastic(pbr):
+    _table, cal, _cases = pbr
+    red, white = key_contrast(cal.key_model, cal.plastic_linear, ("red", "white"))
+    assert 0.0 < red < white
 
 
 def _spy(monkeypatch):
