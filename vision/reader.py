@@ -245,7 +245,8 @@ class BoardReader:
             )
         ]
         if frame is not None and loc is not None and not reasons and f.code_plastic is not None:
-            # Doubtful dark holes whose blocks show no colour and nothing white (on a fit trusted to accuse from).
+            # Blocks against the frame's bare holes, on a fit trusted to accuse from: doubtful dark
+            # holes narrowed (or read as the dark peg whose sheen shows), bare ones doubted where a peg shows.
             guesses = dark_pegs.narrow(
                 guesses, frame, loc, self.sampler.code_centres_mm[:n_guess], f.code_plastic[:n_guess], per_row=p.holes,
                 in_play=~not_in_play[:n_guess], sure=cc.accepted & ~cover.code[:n_guess], kinds=self._dark_kinds,

@@ -11,8 +11,11 @@ hole. :func:`see_secret` looks at the shield's whole area first:
   area, is bare plastic (the board's chroma, and no darker or brighter than
   light alone makes it: a shield is another surface), and every secret hole
   stands out from that plastic (a hole or a peg, not more of the same
-  surface), and no hole looks like the calibrated closed shield. Only then
-  are the holes read, each with the same certainty rules as a guess row.
+  surface), and no hole looks like the calibrated closed shield. Cells a
+  leaning secret peg hides, and the cells of one side in the shade of the
+  open shield standing on its hinge, are allowed for when another side's
+  are bare beside every hole (:func:`_bare_surface`). Only then are the
+  holes read, each like a guess hole but surer (see ``BoardReader``).
 * **closed**: neither. A shield, one surface over the holes and the
   plastic around them, is what lies there; or the secret is not to be
   seen. Either way nothing is read.
