@@ -1,4 +1,4 @@
-"""Which colours a doubtful dark hole cannot hold: its block against the plastic's light, judged by the frame.
+"""What a doubtful dark hole can hold, and whether a hole read bare is: its block against the plastic's light, judged by the frame.
 
 A black peg on a dark board, in a light other than the calibration's,
 lies about as far from every peg colour's class as from black's, so the
@@ -19,6 +19,13 @@ no higher than those (plus a margin) holds no chromatic peg, or no white
 one, only when the frame shows that its chromatic pegs, or its white ones,
 do stand well above: every such peg read surely does. A frame that cannot
 show it (a light board for white, no such peg read yet) rules out nothing.
+
+A hole left with one dark peg or a bare hole is read as that peg where it
+shines: a glossy dome catches the lamp somewhere, a bare recess does not.
+Its core (a disc 2.5 mm round the hole, inside the rim and clear of a
+neighbour's head) must rise above every bare hole of the frame by a
+margin: above the highest, not the second, for a peg read where there is
+none is the dangerous side.
 
 The same blocks keep a hole in play from reading bare where a peg shows:
 a fit 2 mm off, or a head leaning further than the pose says, leaves the
