@@ -32,7 +32,9 @@ a fit 2 mm off, or a head leaning further than the pose says, leaves the
 hole's sample on the peg's shadow, which reads as a bare hole, and a row
 read one peg short may be accused. A hole read bare whose block shows more
 colour or white than the frame's bare holes, or whose core shines, is
-read unknown. No witness is needed: doubt is the safe side.
+read unknown; so is a hole read as a dark peg whose block is whiter than
+the bare holes (a white peg, sampled on its shadow). No witness is needed:
+doubt is the safe side.
 """
 
 from __future__ import annotations
@@ -134,14 +136,18 @@ def shines(scores: FloatArray, references: BoolArray) -> BoolArray:
     return out
 
 
+def whiter_than_bare(scores: FloatArray, references: BoolArray) -> BoolArray:
+    """Per hole, whether its block's score (whiteness, or chroma) lies above the frame's bare holes'
+    by MARGIN over the second highest; none when the frame has too few bare holes to say."""
+    bound = frame_bound(scores, references, (), margin=MARGIN, witness_margin=0.0, min_references=MIN_REFERENCES)
+    out: BoolArray = np.zeros(len(scores), dtype=bool) if bound is None else scores > bound
+    return out
+
+
 def shows_a_peg(chroma: FloatArray, white: FloatArray, sheen: BoolArray, references: BoolArray) -> BoolArray:
-    """Per hole, whether its block shows more colour or white than the frame's bare holes (by MARGIN
-    over the second highest), or its core shines: a peg is there, or near enough to hide the hole."""
-    out = sheen.copy()
-    for scores in (chroma, white):
-        bound = frame_bound(scores, references, (), margin=MARGIN, witness_margin=0.0, min_references=MIN_REFERENCES)
-        if bound is not None:
-            out |= scores > bound
+    """Per hole, whether its block shows more colour or white than the frame's bare holes, or its
+    core shines: a peg is there, or near enough to hide the hole."""
+    out: BoolArray = sheen | whiter_than_bare(chroma, references) | whiter_than_bare(white, references)
     return out
 
 
@@ -170,7 +176,8 @@ def narrow(
     light at each, whether each is in play and read surely) with the chromatic and white candidates
     dropped from the doubtful ones that may be a dark peg, where their blocks prove such pegs absent;
     and those left with one dark peg or a bare hole read as that peg where they shine (:func:`shines`);
-    and those read bare doubted where their blocks show a peg (:func:`shows_a_peg`).
+    and those read bare doubted where their blocks show a peg (:func:`shows_a_peg`), those read
+    as a dark peg where their blocks are whiter than the bare holes (:func:`whiter_than_bare`).
 
     Only in a row showing a peg read surely in a colour of its own light:
     something flat and dark over a whole row (a sleeve the cover test
@@ -185,8 +192,9 @@ def narrow(
     ]
     read = np.array([h.colour for h in holes], dtype=object)
     read_bare = [i for i in range(len(holes)) if in_play[i] and sure[i] and read[i] == EMPTY]
+    read_dark = [i for i in range(len(holes)) if in_play[i] and sure[i] and read[i] in kinds.dark and read[i] != EMPTY]
     out = list(holes)
-    if not doubtful and not read_bare:
+    if not doubtful and not read_bare and not read_dark:
         return out
     chroma, white = block_scores(frame, loc, centres_mm, plastic_linear)
     bare = sure & ~in_play & (read == EMPTY)
@@ -195,6 +203,11 @@ def narrow(
         sheen = shines(sheen_scores(frame, loc, centres_mm, plastic_linear), bare)
         unproved = shows_a_peg(chroma, white, sheen, bare)
         for i in (i for i in read_bare if unproved[i]):
+            out[i] = HoleReading(UNKNOWN, holes[i].confidence)
+    if read_dark:
+        # A dark peg is no whiter than a bare hole: a white one read dark is a fit a little off.
+        whiter = whiter_than_bare(white, bare)
+        for i in (i for i in read_dark if whiter[i]):
             out[i] = HoleReading(UNKNOWN, holes[i].confidence)
     no_colour = ruled_out(chroma, bare, sure & in_play & np.isin(read, list(kinds.chromatic)))
     no_white = ruled_out(white, bare, sure & in_play & np.isin(read, list(kinds.white)))

@@ -234,3 +234,39 @@ def test_a_peg_read_as_a_bare_hole_in_play_is_doubted_a_bare_hole_is_not(pbr):
     )
     assert got[peg].colour == UNKNOWN
     assert got[bare].colour == "empty"
+
+
+def test_a_white_peg_read_as_a_dark_one_is_doubted_a_black_peg_is_not(pbr):
+    """A dark peg is no whiter than a bare hole: a white peg sampled on its own shadow, read black, is doubted."""
+    table, cal, cases = pbr
+    p = table.profile
+    board = next(b for b in cases if b.meta["index"] == 7)
+    reader = BoardReader(p, cal)
+    reading = reader.read(board.image, at_ns=1)
+    loc = reader.last_localisation
+    assert loc is not None
+    f = reader.sampler.features_from_frame(board.image, loc.image_to_board, cal.plastic_linear, covers=False, warp=loc.warp)
+    assert f.code_plastic is not None
+    n = p.rows * p.holes
+    holes = [h for r in reading.rows for h in r.holes]
+    truth = [h.colour for r in truth_from_record(board.truth, p, where="truth").rows for h in r.holes]
+    played = {r.row for r in reading.rows if any(h.colour not in ("empty", "unknown", "occluded") for h in r.holes)}
+    in_play = np.array([i // p.holes + 1 in played for i in range(n)])
+    sure = np.array([h.is_certain for h in holes])
+    white = next(i for i, h in enumerate(holes) if in_play[i] and h.colour == "white" == truth[i])
+    black = [i for i, h in enumerate(holes) if in_play[i] and h.colour == "black" == truth[i]]
+    assert black
+    pretend = list(holes)
+    pretend[white] = HoleReading("black", 0.99)
+    got = dark_pegs.narrow(
+        pretend, board.image, loc, reader.sampler.code_centres_mm[:n], f.code_plastic[:n],
+        per_row=p.holes, in_play=in_play, sure=sure, kinds=reader._dark_kinds,
+    )
+    assert got[white].colour == UNKNOWN
+    assert all(got[i].colour == "black" for i in black)
+
+
+def test_whiter_than_bare_needs_the_frame_s_bare_holes():
+    scores = np.array([0.0, 0.1, 0.2, 0.2, 0.2 + MARGIN + 0.01, 0.2 + MARGIN - 0.01])
+    assert np.flatnonzero(dark_pegs.whiter_than_bare(scores, _mask(6, 0, 1, 2, 3))).tolist() == [4]
+    assert not dark_pegs.whiter_than_bare(scores, _mask(6, 0, 1, 2)).any()
