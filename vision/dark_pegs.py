@@ -108,9 +108,14 @@ def ruled_out(scores: FloatArray, references: BoolArray, witnesses: BoolArray) -
 DARK_MARGIN = 0.1
 
 
+def _bare_bound(scores: FloatArray, references: BoolArray, margin: float) -> float | None:
+    """The frame's bare holes' second highest score plus ``margin``; None with too few of them."""
+    return frame_bound(scores, references, (), margin=margin, witness_margin=0.0, min_references=MIN_REFERENCES)
+
+
 def no_brighter_than_bare(white: FloatArray, references: BoolArray) -> BoolArray:
     """Per hole, whether its block (``white``: its whiteness) is no brighter than the frame's bare holes'."""
-    bound = frame_bound(white, references, (), margin=DARK_MARGIN, witness_margin=0.0, min_references=MIN_REFERENCES)
+    bound = _bare_bound(white, references, DARK_MARGIN)
     out: BoolArray = np.zeros(len(white), dtype=bool) if bound is None else white <= bound
     return out
 
@@ -139,7 +144,7 @@ def shines(scores: FloatArray, references: BoolArray) -> BoolArray:
 def whiter_than_bare(scores: FloatArray, references: BoolArray) -> BoolArray:
     """Per hole, whether its block's score (whiteness, or chroma) lies above the frame's bare holes'
     by MARGIN over the second highest; none when the frame has too few bare holes to say."""
-    bound = frame_bound(scores, references, (), margin=MARGIN, witness_margin=0.0, min_references=MIN_REFERENCES)
+    bound = _bare_bound(scores, references, MARGIN)
     out: BoolArray = np.zeros(len(scores), dtype=bool) if bound is None else scores > bound
     return out
 

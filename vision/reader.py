@@ -217,6 +217,7 @@ class BoardReader:
         read_bare = cc.accepted & (code_names_all[:n_guess] == EMPTY)
         unplayed, not_in_play = row_order.unplayed_bare(p, read_bare, kc.accepted & self._key_is_empty[kc.best])
         in_play = np.asarray(~not_in_play[:n_guess].reshape(p.rows, p.holes).all(axis=1), dtype=bool)
+        lean = self._lean(loc)
         cover = self.sampler.cover.find(
             odd,
             f.cell_shaded,
@@ -227,7 +228,7 @@ class BoardReader:
             cell_linear=f.cell_linear,
             hole_linear=self._hole_linear(f),
             plastic=np.asarray(self.calibration.plastic_linear, dtype=np.float64),
-            lean=self._lean(loc),
+            lean=lean,
             edge=f.cell_edge,
             bare=unplayed,
         )
@@ -285,7 +286,6 @@ class BoardReader:
             beside = self._tray.rows_beside_dark(frame, loc, loc.px_per_mm)
             rows = row_order.covered_beside_dark(rows, beside, key_holes=p.key_holes)
         rows = row_order.bare_beside_cover(rows, in_play)
-        lean = self._lean(loc)
         view = see_secret(
             self.sampler.layout, f, p, covered=bool(cover.rows[p.rows]), shield_name=SHIELD,
             best_names=[str(n) for n in self._code_names[sc.best]], lean=None if lean is None else lean[n_guess : n_guess + p.holes],

@@ -65,6 +65,42 @@ def test_a_hole_shines_above_every_bare_hole_by_a_margin():
     assert not shines(scores, _mask(7, 0, 1, 2)).any()  # too few bare holes to judge the frame by
 
 
+def _code_plastic(reader, board, cal):
+    """The reader's last fit and the plastic's light at each code hole in it (as the reader measures them)."""
+    loc = reader.last_localisation
+    assert loc is not None
+    f = reader.sampler.features_from_frame(board.image, loc.image_to_board, cal.plastic_linear, covers=False, warp=loc.warp)
+    assert f.code_plastic is not None
+    return loc, f.code_plastic
+
+
+def _with_and_without_sheen(p, cal, board, monkeypatch, at_ns):
+    """The board read by a reader, and by one without the sheen's proof: (the reader, its reading, the plain one)."""
+    reader = BoardReader(p, cal)
+    reading = reader.read(board.image, at_ns=at_ns)
+    with monkeypatch.context() as m:
+        m.setattr(dark_pegs, "SHEEN_MARGIN", np.inf)
+        plain = BoardReader(p, cal).read(board.image, at_ns=at_ns)
+    return reader, reading, plain
+
+
+def _case_7_in_play(pbr):
+    """Case 7 read, with what dark_pegs.narrow takes: the profile, the board, the reader, the fit, the plastic's
+    light at the guess holes, the holes read, which are in play (rows read with a peg) and which read surely."""
+    table, cal, cases = pbr
+    p = table.profile
+    board = next(b for b in cases if b.meta["index"] == 7)
+    reader = BoardReader(p, cal)
+    reading = reader.read(board.image, at_ns=1)
+    loc, plastic = _code_plastic(reader, board, cal)
+    n = p.rows * p.holes
+    holes = [h for r in reading.rows for h in r.holes]
+    played = {r.row for r in reading.rows if any(h.colour not in ("empty", "unknown", "occluded") for h in r.holes)}
+    in_play = np.array([i // p.holes + 1 in played for i in range(n)])
+    sure = np.array([h.is_certain for h in holes])
+    return p, board, reader, loc, plastic[:n], holes, in_play, sure
+
+
 @pytest.fixture
 def no_sheen(monkeypatch):
     """The reader without the sheen's proof: the doubtful dark holes stay doubtful."""
@@ -115,10 +151,7 @@ def test_scores_see_colour_and_white_where_a_black_peg_shows_neither(pbr, no_she
     board = next(b for b in cases if b.meta["index"] == 7)
     reader = BoardReader(p, cal)
     reader.read(board.image, at_ns=1)
-    loc = reader.last_localisation
-    assert loc is not None
-    f = reader.sampler.features_from_frame(board.image, loc.image_to_board, cal.plastic_linear, covers=False, warp=loc.warp)
-    assert f.code_plastic is not None
+    loc, plastic = _code_plastic(reader, board, cal)
     row, k = _narrowed(reader.read(board.image, at_ns=2))[0]
     i = (row - 1) * p.holes + k
     centre = np.asarray([p.hole_centre_mm(row, k + 1)])
@@ -128,7 +161,7 @@ def test_scores_see_colour_and_white_where_a_black_peg_shows_neither(pbr, no_she
         frame = board.image.copy()
         if paint is not None:
             cv2.circle(frame, (round(cx), round(cy)), max(3, round(ex - cx)), paint, -1)
-        chroma, white = dark_pegs.block_scores(frame, loc, centre, f.code_plastic[i : i + 1])
+        chroma, white = dark_pegs.block_scores(frame, loc, centre, plastic[i : i + 1])
         scores[name] = (float(chroma[0]), float(white[0]))
     assert scores["red"][0] > scores["black"][0] + 0.5
     assert scores["white"][1] > scores["black"][1] + 0.5
@@ -145,10 +178,7 @@ def test_every_hole_the_sheen_reads_as_a_dark_peg_is_one(pbr, monkeypatch):
     p = table.profile
     proved = 0
     for i, board in enumerate(cases):
-        reading = BoardReader(p, cal).read(board.image, at_ns=i)
-        with monkeypatch.context() as m:
-            m.setattr(dark_pegs, "SHEEN_MARGIN", np.inf)
-            plain = BoardReader(p, cal).read(board.image, at_ns=i)
+        _reader, reading, plain = _with_and_without_sheen(p, cal, board, monkeypatch, i)
         truth = truth_from_record(board.truth, p, where="truth")
         for row, k in _proved(reading, plain):
             got = reading.row(row).holes[k].colour
@@ -163,21 +193,14 @@ def test_a_proved_peg_without_its_highlight_does_not_shine(pbr, monkeypatch):
     table, cal, cases = pbr
     p = table.profile
     for board in cases:
-        reader = BoardReader(p, cal)
-        reading = reader.read(board.image, at_ns=1)
-        with monkeypatch.context() as m:
-            m.setattr(dark_pegs, "SHEEN_MARGIN", np.inf)
-            plain = BoardReader(p, cal).read(board.image, at_ns=1)
+        reader, reading, plain = _with_and_without_sheen(p, cal, board, monkeypatch, 1)
         proved = _proved(reading, plain)
         if proved:
             break
     else:
         pytest.fail("no hole proved a peg by its sheen")
     row, k = proved[0]
-    loc = reader.last_localisation
-    assert loc is not None
-    f = reader.sampler.features_from_frame(board.image, loc.image_to_board, cal.plastic_linear, covers=False, warp=loc.warp)
-    assert f.code_plastic is not None
+    loc, plastic = _code_plastic(reader, board, cal)
     n = p.rows * p.holes
     centres = reader.sampler.code_centres_mm[:n]
     refs = np.array([h.colour == "empty" and h.is_certain for r in reading.rows for h in r.holes]) & (np.arange(n) // p.holes >= 8)
@@ -189,8 +212,8 @@ def test_a_proved_peg_without_its_highlight_does_not_shine(pbr, monkeypatch):
     cv2.circle(inside, (round(cx), round(cy)), max(3, round(ex - cx)), 1, -1)
     core = frame[inside == 1]
     frame[inside == 1] = np.minimum(core, np.median(core, axis=0)).astype(np.uint8)
-    before = dark_pegs.sheen_scores(board.image, loc, centres, f.code_plastic[:n])
-    after = dark_pegs.sheen_scores(frame, loc, centres, f.code_plastic[:n])
+    before = dark_pegs.sheen_scores(board.image, loc, centres, plastic[:n])
+    after = dark_pegs.sheen_scores(frame, loc, centres, plastic[:n])
     assert dark_pegs.shines(before, refs)[target]
     assert not dark_pegs.shines(after, refs)[target]
 
@@ -208,28 +231,16 @@ def test_a_block_shows_a_peg_above_the_bare_holes_or_by_its_sheen():
 
 def test_a_peg_read_as_a_bare_hole_in_play_is_doubted_a_bare_hole_is_not(pbr):
     """A fit a little off leaves a hole's sample on its peg's shadow, which reads bare; the block still shows the peg."""
-    table, cal, cases = pbr
-    p = table.profile
-    board = next(b for b in cases if b.meta["index"] == 7)
-    reader = BoardReader(p, cal)
-    reading = reader.read(board.image, at_ns=1)
-    loc = reader.last_localisation
-    assert loc is not None
-    f = reader.sampler.features_from_frame(board.image, loc.image_to_board, cal.plastic_linear, covers=False, warp=loc.warp)
-    assert f.code_plastic is not None
-    n = p.rows * p.holes
-    holes = [h for r in reading.rows for h in r.holes]
-    played = {r.row for r in reading.rows if any(h.colour not in ("empty", "unknown", "occluded") for h in r.holes)}
-    in_play = np.array([i // p.holes + 1 in played for i in range(n)])
-    sure = np.array([h.is_certain for h in holes])
+    p, board, reader, loc, plastic, holes, in_play, sure = _case_7_in_play(pbr)
     peg = next(i for i, h in enumerate(holes) if in_play[i] and h.colour in ("white", "red", "yellow"))
-    bare = next(i for i, h in enumerate(holes) if not in_play[i] and h.colour == "empty" and i // p.holes + 1 == max(played) + 2)
+    last_played = max(i // p.holes + 1 for i in range(len(holes)) if in_play[i])
+    bare = next(i for i, h in enumerate(holes) if not in_play[i] and h.colour == "empty" and i // p.holes + 1 == last_played + 2)
     pretend = list(holes)
     pretend[peg] = HoleReading("empty", 0.99)
     as_played = in_play.copy()
     as_played[bare] = True  # a blank left in a played row
     got = dark_pegs.narrow(
-        pretend, board.image, loc, reader.sampler.code_centres_mm[:n], f.code_plastic[:n],
+        pretend, board.image, loc, reader.sampler.code_centres_mm[: len(holes)], plastic,
         per_row=p.holes, in_play=as_played, sure=sure, kinds=reader._dark_kinds,
     )
     assert got[peg].colour == UNKNOWN
@@ -238,28 +249,15 @@ def test_a_peg_read_as_a_bare_hole_in_play_is_doubted_a_bare_hole_is_not(pbr):
 
 def test_a_white_peg_read_as_a_dark_one_is_doubted_a_black_peg_is_not(pbr):
     """A dark peg is no whiter than a bare hole: a white peg sampled on its own shadow, read black, is doubted."""
-    table, cal, cases = pbr
-    p = table.profile
-    board = next(b for b in cases if b.meta["index"] == 7)
-    reader = BoardReader(p, cal)
-    reading = reader.read(board.image, at_ns=1)
-    loc = reader.last_localisation
-    assert loc is not None
-    f = reader.sampler.features_from_frame(board.image, loc.image_to_board, cal.plastic_linear, covers=False, warp=loc.warp)
-    assert f.code_plastic is not None
-    n = p.rows * p.holes
-    holes = [h for r in reading.rows for h in r.holes]
+    p, board, reader, loc, plastic, holes, in_play, sure = _case_7_in_play(pbr)
     truth = [h.colour for r in truth_from_record(board.truth, p, where="truth").rows for h in r.holes]
-    played = {r.row for r in reading.rows if any(h.colour not in ("empty", "unknown", "occluded") for h in r.holes)}
-    in_play = np.array([i // p.holes + 1 in played for i in range(n)])
-    sure = np.array([h.is_certain for h in holes])
     white = next(i for i, h in enumerate(holes) if in_play[i] and h.colour == "white" == truth[i])
     black = [i for i, h in enumerate(holes) if in_play[i] and h.colour == "black" == truth[i]]
     assert black
     pretend = list(holes)
     pretend[white] = HoleReading("black", 0.99)
     got = dark_pegs.narrow(
-        pretend, board.image, loc, reader.sampler.code_centres_mm[:n], f.code_plastic[:n],
+        pretend, board.image, loc, reader.sampler.code_centres_mm[: len(holes)], plastic,
         per_row=p.holes, in_play=in_play, sure=sure, kinds=reader._dark_kinds,
     )
     assert got[white].colour == UNKNOWN
