@@ -33,19 +33,22 @@ hole's sample on the peg's shadow, which reads as a bare hole, and a row
 read one peg short may be accused. A hole read bare whose block shows more
 colour or white than the frame's bare holes, or whose core shines, is
 read unknown; so is a hole read as a dark peg whose block is whiter than
-the bare holes (a white peg, sampled on its shadow). No witness is needed:
-doubt is the safe side.
+the bare holes (a white peg, sampled on its shadow), and one read as a
+colour whose block is far whiter than them: a peg of a colour is darker
+than the plastic in its weakest channel, a white peg under a warm lamp is
+not. No witness is needed: doubt is the safe side.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.vision.blocks import LOG_LINEAR, DiscPixels, frame_bound
+from pegwatch.vision.colour import ColourModel, lab_to_linear_bgr
 from pegwatch.vision.localise import Localisation
 from pegwatch.vision.reading import EMPTY, UNKNOWN, HoleReading
 
@@ -66,6 +69,15 @@ MARGIN = 0.4
 WITNESS_MARGIN = 0.5
 #: Fewer bare holes than this say too little about the frame.
 MIN_REFERENCES = 4
+
+#: A peg darker than the plastic in its weakest channel (on a dark board:
+#: the blue of red, orange and yellow, the red of blue; see
+#: :func:`dim_classes`) has its block at the bare holes' whiteness but for
+#: a white neighbour's lean or a highlight. A white peg's lies several times
+#: above it in every channel. This is the whiteness (natural log: e, about
+#: 2.7 times) above the bare holes' second highest at which a hole read as
+#: such a peg is a white one read wrong.
+COLOUR_WHITE_MARGIN = 1.0
 
 #: A dark peg's core: a disc this round its hole (mm), inside the hole's
 #: rim (3.5 mm) and clear of a neighbour's head.
@@ -149,6 +161,14 @@ def whiter_than_bare(scores: FloatArray, references: BoolArray) -> BoolArray:
     return out
 
 
+def too_white_for_a_colour(white: FloatArray, references: BoolArray) -> BoolArray:
+    """Per hole, whether its block's whiteness lies COLOUR_WHITE_MARGIN above the frame's bare
+    holes' second highest: no peg of a colour is that bright in all three channels."""
+    bound = _bare_bound(white, references, COLOUR_WHITE_MARGIN)
+    out: BoolArray = np.zeros(len(white), dtype=bool) if bound is None else white > bound
+    return out
+
+
 def shows_a_peg(chroma: FloatArray, white: FloatArray, sheen: BoolArray, references: BoolArray) -> BoolArray:
     """Per hole, whether its block shows more colour or white than the frame's bare holes, or its
     core shines: a peg is there, or near enough to hide the hole."""
@@ -163,6 +183,16 @@ class Kinds:
     chromatic: frozenset[str]  # lit, with a colour of their own
     white: frozenset[str]  # lit and neutral
     dark: frozenset[str]  # dark neutral pegs, and the bare hole
+    #: lit, and darker than the plastic in their weakest channel, as calibrated (:func:`dim_classes`)
+    dim: frozenset[str] = frozenset()
+
+
+def dim_classes(model: ColourModel, plastic_linear: Sequence[float], names: Iterable[str]) -> frozenset[str]:
+    """The classes among ``names`` whose calibrated colour is darker than the plastic's in its
+    weakest channel (a log ratio, which neither the light's level nor its colour moves)."""
+    lin = lab_to_linear_bgr(np.asarray(model.means, dtype=np.float64)[:, :3])
+    ratio = lin / np.maximum(np.asarray(plastic_linear, dtype=np.float64), 1e-6)[None, :]
+    return frozenset(n for n in names if float(ratio[model.index(n)].min()) < 1.0)
 
 
 def narrow(
@@ -182,7 +212,8 @@ def narrow(
     dropped from the doubtful ones that may be a dark peg, where their blocks prove such pegs absent;
     and those left with one dark peg or a bare hole read as that peg where they shine (:func:`shines`);
     and those read bare doubted where their blocks show a peg (:func:`shows_a_peg`), those read
-    as a dark peg where their blocks are whiter than the bare holes (:func:`whiter_than_bare`).
+    as a dark peg where their blocks are whiter than the bare holes (:func:`whiter_than_bare`),
+    those read as a colour where their blocks are far whiter still (:func:`too_white_for_a_colour`).
 
     Only in a row showing a peg read surely in a colour of its own light:
     something flat and dark over a whole row (a sleeve the cover test
@@ -198,8 +229,9 @@ def narrow(
     read = np.array([h.colour for h in holes], dtype=object)
     read_bare = [i for i in range(len(holes)) if in_play[i] and sure[i] and read[i] == EMPTY]
     read_dark = [i for i in range(len(holes)) if in_play[i] and sure[i] and read[i] in kinds.dark and read[i] != EMPTY]
+    read_colour = [i for i in range(len(holes)) if in_play[i] and sure[i] and read[i] in kinds.dim]
     out = list(holes)
-    if not doubtful and not read_bare and not read_dark:
+    if not doubtful and not read_bare and not read_dark and not read_colour:
         return out
     chroma, white = block_scores(frame, loc, centres_mm, plastic_linear)
     bare = sure & ~in_play & (read == EMPTY)
@@ -213,6 +245,11 @@ def narrow(
         # A dark peg is no whiter than a bare hole: a white one read dark is a fit a little off.
         whiter = whiter_than_bare(white, bare)
         for i in (i for i in read_dark if whiter[i]):
+            out[i] = HoleReading(UNKNOWN, holes[i].confidence)
+    if read_colour:
+        # A white peg under a warm lamp, or mixed with a neighbour's colour, may read as a colour.
+        too_white = too_white_for_a_colour(white, bare)
+        for i in (i for i in read_colour if too_white[i]):
             out[i] = HoleReading(UNKNOWN, holes[i].confidence)
     no_colour = ruled_out(chroma, bare, sure & in_play & np.isin(read, list(kinds.chromatic)))
     no_white = ruled_out(white, bare, sure & in_play & np.isin(read, list(kinds.white)))

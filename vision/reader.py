@@ -133,6 +133,9 @@ class BoardReader:
             frozenset(str(c) for c in self._code_names[chromatic]),
             frozenset(str(c) for c in self._code_names[self._code_lit & ~chromatic]),
             frozenset(self._dark_names),
+            dark_pegs.dim_classes(
+                self.code_model, calibration.plastic_linear, (str(c) for c in self._code_names[self._code_lit] if c not in self._dark_names)
+            ),
         )
         self.last_localisation: Localisation | None = None
         self._heads = bool(getattr(calibration, "heads_sampled", False))

@@ -18,7 +18,9 @@ import pytest
 
 import pegwatch.vision.dark_pegs as dark_pegs
 from pegwatch.vision.calibrate import truth_from_record
+from pegwatch.vision.colour import lab_to_linear_bgr
 from pegwatch.vision.dark_pegs import (
+    COLOUR_WHITE_MARGIN,
     MARGIN,
     SHEEN_MARGIN,
     WITNESS_MARGIN,
@@ -268,3 +270,43 @@ def test_whiter_than_bare_needs_the_frame_s_bare_holes():
     scores = np.array([0.0, 0.1, 0.2, 0.2, 0.2 + MARGIN + 0.01, 0.2 + MARGIN - 0.01])
     assert np.flatnonzero(dark_pegs.whiter_than_bare(scores, _mask(6, 0, 1, 2, 3))).tolist() == [4]
     assert not dark_pegs.whiter_than_bare(scores, _mask(6, 0, 1, 2)).any()
+
+
+def test_a_white_peg_read_as_a_colour_is_doubted_a_coloured_peg_is_not(pbr):
+    """A peg of a colour is darker than the plastic in its weakest channel: a white peg read orange
+    (a warm lamp on it) is doubted by its block's whiteness; every peg of a colour keeps its reading."""
+    p, board, reader, loc, plastic, holes, in_play, sure = _case_7_in_play(pbr)
+    truth = [h.colour for r in truth_from_record(board.truth, p, where="truth").rows for h in r.holes]
+    dim = reader._dark_kinds.dim
+    white = next(i for i, h in enumerate(holes) if in_play[i] and h.colour == "white" == truth[i])
+    coloured = [i for i, h in enumerate(holes) if in_play[i] and sure[i] and h.colour in dim and h.colour == truth[i]]
+    assert len(coloured) >= 10
+    pretend = list(holes)
+    pretend[white] = HoleReading("orange", 0.99)
+    got = dark_pegs.narrow(
+        pretend, board.image, loc, reader.sampler.code_centres_mm[: len(holes)], plastic,
+        per_row=p.holes, in_play=in_play, sure=sure, kinds=reader._dark_kinds,
+    )
+    assert got[white].colour == UNKNOWN
+    assert [got[i].colour for i in coloured] == [truth[i] for i in coloured]
+
+
+def test_too_white_for_a_colour_lies_far_above_the_bare_holes_and_needs_them():
+    scores = np.array([0.0, 0.1, 0.2, 0.2, 0.2 + COLOUR_WHITE_MARGIN + 0.01, 0.2 + COLOUR_WHITE_MARGIN - 0.01, 0.2 + MARGIN + 0.01])
+    assert np.flatnonzero(dark_pegs.too_white_for_a_colour(scores, _mask(7, 0, 1, 2, 3))).tolist() == [4]
+    assert not dark_pegs.too_white_for_a_colour(scores, _mask(7, 0, 1, 2)).any()
+
+
+def test_dim_classes_are_those_darker_than_the_plastic_in_a_channel(pbr):
+    """On the dark board every colour is darker than the plastic in its weakest channel and white is
+    not; against a plastic twice as bright as the white class in every channel, white is too."""
+    table, cal, _ = pbr
+    reader = BoardReader(table.profile, cal)
+    kinds = reader._dark_kinds
+    assert kinds.dim == kinds.chromatic
+    assert "white" not in kinds.dim
+    model = reader.code_model
+    lit = sorted(kinds.chromatic | kinds.white)
+    white_linear = lab_to_linear_bgr(np.asarray(model.means, dtype=np.float64)[model.index("white"), :3][None, :])[0]
+    assert dark_pegs.dim_classes(model, white_linear * 2.0, lit) == frozenset(lit)
+    assert "white" not in dark_pegs.dim_classes(model, white_linear * 0.5, lit)
