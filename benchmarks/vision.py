@@ -222,6 +222,20 @@ def summary(res: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _with_case_lens(cal: Any, p: BoardProfile, peg_set: int, args: argparse.Namespace, index: int) -> Any:
+    """``cal`` with the lens of hard case ``index``'s camera, as ``pegwatch calibrate-lens`` would measure it."""
+    import dataclasses
+
+    from pegwatch.simulation.pbr.camera import Camera
+    from pegwatch.simulation.pbr.testbed import case_inputs
+    from pegwatch.vision.lens import Lens
+
+    _, cond, _ = case_inputs(p, peg_set, args.seed, index, spp=args.spp)
+    cam = Camera.of(cond)
+    lens = Lens(camera_matrix=cam.k, distortion=cam.dist, image_size=(cam.width, cam.height), rms_px=0.0, views=1)
+    return dataclasses.replace(cal, lens=lens)
+
+
 def run_pbr(args: argparse.Namespace) -> int:
     """The physically based set: render (or read from the cache), calibrate, read and score."""
     import logging
@@ -260,7 +274,7 @@ def run_pbr(args: argparse.Namespace) -> int:
         for case in cases:
             # Every case is its own camera (pose, lens, light): a fit kept
             # from the last case's camera would read another board.
-            reader = BoardReader(p, cal)
+            reader = BoardReader(p, _with_case_lens(cal, p, table.peg_set, args, case.index) if args.lens == "known" else cal)
             b = case.board
             if b.seconds:
                 render_s.append(b.seconds)
@@ -278,9 +292,10 @@ def run_pbr(args: argparse.Namespace) -> int:
                       file=sys.stderr, flush=True)
     s = pbr_summary(tally, steady, first)
     s["render_s_median"] = round(float(np.median(render_s)), 2) if render_s else None
+    s["lens"] = args.lens
     s["elapsed_s"] = round(time.perf_counter() - started, 1)
     print(f"vision benchmark, physically based set: {s['boards']} boards ({', '.join(profiles)}), seed {args.seed}, "
-          f"{tables} table(s) per profile, {args.spp} spp, cache {cache}, 1280x720, one core")
+          f"{tables} table(s) per profile, {args.spp} spp, cache {cache}, 1280x720, one core, lens {args.lens}")
     print(f"{'correct rows accused of a mis-mark':44s} {s['false_mismark_rows']} of {s['rows_correct']}"
           f" (on {s['false_mismark_boards']} boards)")
     print(f"{'mis-marked rows caught / never judged':44s} {s['mismarks_caught']} / {s['mismarks_unjudged']}"
@@ -323,6 +338,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--spp", type=int, default=8, help="pbr: samples per pixel of the hard boards")
     ap.add_argument("--cases", default=None, help='pbr: case numbers per table, e.g. "0-9,16" (instead of --boards)')
     ap.add_argument("--cached-only", action="store_true", help="pbr: read only the cases the cache holds; render nothing")
+    ap.add_argument("--lens", choices=("none", "known"), default="none",
+                    help="pbr: read each case without a calibrated lens, or with its camera's true lens "
+                         "(a table after pegwatch calibrate-lens)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     if args.set == "pbr":

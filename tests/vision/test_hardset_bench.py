@@ -131,3 +131,27 @@ def test_benchmark_on_the_cached_pbr_set_ends_with_the_issue_keys():
     assert data["boards"] == 3
     assert data["render_s_median"] is None, "boards were rendered: the cache is stale"
     assert data["false_mismark_rows"] == 0
+
+
+
+def test_pbr_cases_read_with_a_known_lens_get_their_camera_s_lens(pbr):
+    """`--lens known` reads each case as a table after `pegwatch calibrate-lens` would: with the
+    intrinsics and distortion of the case's own camera, marked as measured."""
+    import argparse
+    import importlib.util
+
+    from pegwatch.simulation.pbr.camera import Camera
+    from pegwatch.simulation.pbr.testbed import case_inputs
+
+    spec = importlib.util.spec_from_file_location("vision_bench", ROOT / "benchmarks" / "vision.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    table, cal, _ = pbr
+    with_lens = bench._with_case_lens(cal, table.profile, table.peg_set, argparse.Namespace(seed=0, spp=8), 16)
+    assert cal.lens is None
+    assert with_lens.lens is not None and with_lens.lens.measured
+    cam = Camera.of(case_inputs(table.profile, table.peg_set, 0, 16, spp=8)[1])
+    assert with_lens.lens.camera_matrix.tolist() == cam.k.tolist()
+    assert with_lens.lens.distortion[:2].tolist() == cam.dist[:2].tolist()
+    assert with_lens.lens.image_size == (cam.width, cam.height)
