@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import (
     EMPTY,
+    ROW_EMPTY,
     ROW_OCCLUDED,
     ROW_UNKNOWN,
     UNKNOWN,
@@ -119,17 +120,24 @@ def covered_flat(
 
 
 def bare_beside_cover(rows: Sequence[RowReading], in_play: NDArray[np.bool_]) -> list[RowReading]:
-    """``rows`` with the holes read bare, in occluded rows in play, read unknown.
+    """``rows`` (in order) with the holes read bare, in occluded rows in play, read unknown.
 
     Something lies over part of such a row (a hole, or its key holes); a
     hole beside it that looks bare may be the cover's edge over a peg, or a
     peg whose head the cover's shadow hides. Rows not in play yet hold no
-    peg, so their bare holes stand. An occluded row is never judged: this
-    changes what the row shows, not a verdict.
+    peg, so their bare holes stand: but a row is known not to be in play
+    only where an earlier row is seen wholly bare with nothing over it (the
+    game fills rows in order). A grey sleeve over played rows can read as
+    bare plastic: the rows under it then look unplayed, and only their
+    covered key holes give the sleeve away. An occluded row is never
+    judged: this changes what the row shows, not a verdict.
     """
     out = list(rows)
+    unplayed_seen = False
     for i, row in enumerate(out):
-        if row.status != ROW_OCCLUDED or not in_play[i]:
+        vouched = unplayed_seen
+        unplayed_seen |= row.status == ROW_EMPTY
+        if row.status != ROW_OCCLUDED or (not in_play[i] and vouched):
             continue
         holes = tuple(HoleReading(UNKNOWN, h.confidence) if h.is_certain and h.colour == EMPTY else h for h in row.holes)
         if holes != row.holes:

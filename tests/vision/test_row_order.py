@@ -95,9 +95,21 @@ def test_a_hole_read_bare_beside_a_cover_in_a_row_in_play_is_unknown():
     )
     later = RowReading(9, tuple(HoleReading(c, 0.99) for c in (EMPTY, OCCLUDED, EMPTY, EMPTY)), empty_row(9, 4, 4).keys, ROW_OCCLUDED)
     clear = _row(2, (EMPTY, "red", "red", "red"))
-    out = bare_beside_cover([clear, part, later], np.array([True, True, False]))
+    unplayed = empty_row(4, 4, 4)
+    out = bare_beside_cover([clear, part, unplayed, later], np.array([True, True, False, False]))
     assert [h.colour for h in out[1].holes] == ["red", OCCLUDED, UNKNOWN, "blue"]
     assert out[1].holes[2].possible is None or out[1].holes[2].possible == ()  # anything may be under there
     assert out[1].keys == part.keys and out[1].status == ROW_OCCLUDED
     assert out[0] == clear  # not covered: an incomplete row is the table's to call
-    assert out[2] == later  # not in play yet: it holds no peg
+    assert out[2] == unplayed
+    assert out[3] == later  # after a row seen bare: not in play yet, it holds no peg
+
+
+def test_a_covered_row_read_bare_right_after_play_is_unknown():
+    """A grey sleeve over the last rows played reads as bare plastic, its rows as unplayed; only a row
+    seen bare before them (the game fills rows in order) says they are."""
+    played = _row(3, ("red", "red", "blue", "blue"))
+    under = RowReading(4, tuple(HoleReading(EMPTY, 0.99) for _ in range(4)), KeyReading(0, 0, 0, 0.0, ROW_OCCLUDED), ROW_OCCLUDED)
+    out = bare_beside_cover([played, under], np.array([True, False]))
+    assert [h.colour for h in out[1].holes] == [UNKNOWN] * 4
+    assert out[1].status == ROW_OCCLUDED and out[0] == played
