@@ -120,7 +120,7 @@ def covered_flat(
 
 
 def bare_beside_cover(rows: Sequence[RowReading], in_play: NDArray[np.bool_]) -> list[RowReading]:
-    """``rows`` (in order) with the holes read bare, in occluded rows in play, read unknown.
+    """``rows`` (in order) with the holes read bare, in occluded rows not shown to be unplayed, read unknown.
 
     Something lies over part of such a row (a hole, or its key holes); a
     hole beside it that looks bare may be the cover's edge over a peg, or a
