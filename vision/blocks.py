@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.vision.colour import srgb_to_linear
+from pegwatch.vision.colour import ColourModel, lab_to_linear_bgr, srgb_to_linear
 from pegwatch.vision.localise import Localisation
 
 FloatArray = NDArray[np.float64]
@@ -47,6 +47,15 @@ class DiscPixels:
         out: NDArray[np.intp] = (y * w + x).reshape(len(centres_mm), len(self.disc))
         self._kept[:] = [(loc.image_to_board, loc.warp, key, size, out)]
         return out
+
+
+def class_log_ratios(model: ColourModel, plastic_linear: Sequence[float]) -> FloatArray:
+    """Per class of ``model`` (classes x BGR), the natural log of its calibrated linear colour over
+    the plastic's: what a block's pixels are measured as, which neither the light's level nor its colour moves."""
+    lin = lab_to_linear_bgr(np.asarray(model.means, dtype=np.float64)[:, :3])
+    ratio = lin / np.maximum(np.asarray(plastic_linear, dtype=np.float64), 1e-6)[None, :]
+    out: FloatArray = np.log(np.maximum(ratio, 1e-6))
+    return out
 
 
 def frame_bound(

@@ -47,8 +47,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.vision.blocks import LOG_LINEAR, DiscPixels, frame_bound
-from pegwatch.vision.colour import ColourModel, lab_to_linear_bgr
+from pegwatch.vision.blocks import LOG_LINEAR, DiscPixels, class_log_ratios, frame_bound
+from pegwatch.vision.colour import ColourModel
 from pegwatch.vision.localise import Localisation
 from pegwatch.vision.reading import EMPTY, UNKNOWN, HoleReading
 
@@ -153,20 +153,24 @@ def shines(scores: FloatArray, references: BoolArray) -> BoolArray:
     return out
 
 
+def _above_bare(scores: FloatArray, references: BoolArray, margin: float) -> BoolArray:
+    """Per hole, whether its score lies ``margin`` above the frame's bare holes' second highest;
+    none when the frame has too few bare holes to say."""
+    bound = _bare_bound(scores, references, margin)
+    out: BoolArray = np.zeros(len(scores), dtype=bool) if bound is None else scores > bound
+    return out
+
+
 def whiter_than_bare(scores: FloatArray, references: BoolArray) -> BoolArray:
     """Per hole, whether its block's score (whiteness, or chroma) lies above the frame's bare holes'
     by MARGIN over the second highest; none when the frame has too few bare holes to say."""
-    bound = _bare_bound(scores, references, MARGIN)
-    out: BoolArray = np.zeros(len(scores), dtype=bool) if bound is None else scores > bound
-    return out
+    return _above_bare(scores, references, MARGIN)
 
 
 def too_white_for_a_colour(white: FloatArray, references: BoolArray) -> BoolArray:
     """Per hole, whether its block's whiteness lies COLOUR_WHITE_MARGIN above the frame's bare
     holes' second highest: no peg of a colour is that bright in all three channels."""
-    bound = _bare_bound(white, references, COLOUR_WHITE_MARGIN)
-    out: BoolArray = np.zeros(len(white), dtype=bool) if bound is None else white > bound
-    return out
+    return _above_bare(white, references, COLOUR_WHITE_MARGIN)
 
 
 def shows_a_peg(chroma: FloatArray, white: FloatArray, sheen: BoolArray, references: BoolArray) -> BoolArray:
@@ -190,9 +194,8 @@ class Kinds:
 def dim_classes(model: ColourModel, plastic_linear: Sequence[float], names: Iterable[str]) -> frozenset[str]:
     """The classes among ``names`` whose calibrated colour is darker than the plastic's in its
     weakest channel (a log ratio, which neither the light's level nor its colour moves)."""
-    lin = lab_to_linear_bgr(np.asarray(model.means, dtype=np.float64)[:, :3])
-    ratio = lin / np.maximum(np.asarray(plastic_linear, dtype=np.float64), 1e-6)[None, :]
-    return frozenset(n for n in names if float(ratio[model.index(n)].min()) < 1.0)
+    weakest = class_log_ratios(model, plastic_linear).min(axis=1)
+    return frozenset(n for n in names if float(weakest[model.index(n)]) < 0.0)
 
 
 def narrow(
@@ -236,21 +239,21 @@ def narrow(
     chroma, white = block_scores(frame, loc, centres_mm, plastic_linear)
     bare = sure & ~in_play & (read == EMPTY)
     sheen: BoolArray | None = None
+    doubted: list[int] = []
     if read_bare:
         sheen = shines(sheen_scores(frame, loc, centres_mm, plastic_linear), bare)
         unproved = shows_a_peg(chroma, white, sheen, bare)
-        for i in (i for i in read_bare if unproved[i]):
-            out[i] = HoleReading(UNKNOWN, holes[i].confidence)
+        doubted += [i for i in read_bare if unproved[i]]
     if read_dark:
         # A dark peg is no whiter than a bare hole: a white one read dark is a fit a little off.
         whiter = whiter_than_bare(white, bare)
-        for i in (i for i in read_dark if whiter[i]):
-            out[i] = HoleReading(UNKNOWN, holes[i].confidence)
+        doubted += [i for i in read_dark if whiter[i]]
     if read_colour:
         # A white peg under a warm lamp, or mixed with a neighbour's colour, may read as a colour.
         too_white = too_white_for_a_colour(white, bare)
-        for i in (i for i in read_colour if too_white[i]):
-            out[i] = HoleReading(UNKNOWN, holes[i].confidence)
+        doubted += [i for i in read_colour if too_white[i]]
+    for i in doubted:
+        out[i] = HoleReading(UNKNOWN, holes[i].confidence)
     no_colour = ruled_out(chroma, bare, sure & in_play & np.isin(read, list(kinds.chromatic)))
     no_white = ruled_out(white, bare, sure & in_play & np.isin(read, list(kinds.white)))
     dark = no_brighter_than_bare(white, bare)

@@ -39,8 +39,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.vision.blocks import LOG_LINEAR, DiscPixels, frame_bound
-from pegwatch.vision.colour import ColourModel, lab_to_linear_bgr
+from pegwatch.vision.blocks import LOG_LINEAR, DiscPixels, class_log_ratios, frame_bound
+from pegwatch.vision.colour import ColourModel
 from pegwatch.vision.localise import Localisation
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import EMPTY
@@ -123,9 +123,7 @@ def bare_blocks(
 
 def key_contrast(model: ColourModel, plastic_linear: Sequence[float], colours: Sequence[str]) -> tuple[float, ...]:
     """Per key colour, how far (natural log) its calibrated class stands above the plastic in its brightest channel."""
-    lin = lab_to_linear_bgr(np.asarray(model.means, dtype=np.float64)[:, :3])
-    ratio = lin / np.maximum(np.asarray(plastic_linear, dtype=np.float64), 1e-6)[None, :]
-    top = np.log(np.maximum(ratio.max(axis=1), 1e-6))
+    top = class_log_ratios(model, plastic_linear).max(axis=1)
     return tuple(float(top[model.index(c)]) for c in colours)
 
 

@@ -103,6 +103,22 @@ def _case_7_in_play(pbr):
     return p, board, reader, loc, plastic[:n], holes, in_play, sure
 
 
+def _narrowed_with(case, at, colour, *, in_play=None):
+    """``dark_pegs.narrow`` over case 7 (:func:`_case_7_in_play`), with hole ``at`` pretended read surely as ``colour``."""
+    p, board, reader, loc, plastic, holes, case_in_play, sure = case
+    pretend = list(holes)
+    pretend[at] = HoleReading(colour, 0.99)
+    return dark_pegs.narrow(
+        pretend, board.image, loc, reader.sampler.code_centres_mm[: len(holes)], plastic,
+        per_row=p.holes, in_play=case_in_play if in_play is None else in_play, sure=sure, kinds=reader._dark_kinds,
+    )
+
+
+def _truth(board, p):
+    """The board's true code-hole colours, row by row."""
+    return [h.colour for r in truth_from_record(board.truth, p, where="truth").rows for h in r.holes]
+
+
 @pytest.fixture
 def no_sheen(monkeypatch):
     """The reader without the sheen's proof: the doubtful dark holes stay doubtful."""
@@ -233,35 +249,27 @@ def test_a_block_shows_a_peg_above_the_bare_holes_or_by_its_sheen():
 
 def test_a_peg_read_as_a_bare_hole_in_play_is_doubted_a_bare_hole_is_not(pbr):
     """A fit a little off leaves a hole's sample on its peg's shadow, which reads bare; the block still shows the peg."""
-    p, board, reader, loc, plastic, holes, in_play, sure = _case_7_in_play(pbr)
+    case = _case_7_in_play(pbr)
+    p, _, _, _, _, holes, in_play, _ = case
     peg = next(i for i, h in enumerate(holes) if in_play[i] and h.colour in ("white", "red", "yellow"))
     last_played = max(i // p.holes + 1 for i in range(len(holes)) if in_play[i])
     bare = next(i for i, h in enumerate(holes) if not in_play[i] and h.colour == "empty" and i // p.holes + 1 == last_played + 2)
-    pretend = list(holes)
-    pretend[peg] = HoleReading("empty", 0.99)
     as_played = in_play.copy()
     as_played[bare] = True  # a blank left in a played row
-    got = dark_pegs.narrow(
-        pretend, board.image, loc, reader.sampler.code_centres_mm[: len(holes)], plastic,
-        per_row=p.holes, in_play=as_played, sure=sure, kinds=reader._dark_kinds,
-    )
+    got = _narrowed_with(case, peg, "empty", in_play=as_played)
     assert got[peg].colour == UNKNOWN
     assert got[bare].colour == "empty"
 
 
 def test_a_white_peg_read_as_a_dark_one_is_doubted_a_black_peg_is_not(pbr):
     """A dark peg is no whiter than a bare hole: a white peg sampled on its own shadow, read black, is doubted."""
-    p, board, reader, loc, plastic, holes, in_play, sure = _case_7_in_play(pbr)
-    truth = [h.colour for r in truth_from_record(board.truth, p, where="truth").rows for h in r.holes]
+    case = _case_7_in_play(pbr)
+    p, board, _, _, _, holes, in_play, _ = case
+    truth = _truth(board, p)
     white = next(i for i, h in enumerate(holes) if in_play[i] and h.colour == "white" == truth[i])
     black = [i for i, h in enumerate(holes) if in_play[i] and h.colour == "black" == truth[i]]
     assert black
-    pretend = list(holes)
-    pretend[white] = HoleReading("black", 0.99)
-    got = dark_pegs.narrow(
-        pretend, board.image, loc, reader.sampler.code_centres_mm[: len(holes)], plastic,
-        per_row=p.holes, in_play=in_play, sure=sure, kinds=reader._dark_kinds,
-    )
+    got = _narrowed_with(case, white, "black")
     assert got[white].colour == UNKNOWN
     assert all(got[i].colour == "black" for i in black)
 
@@ -275,18 +283,14 @@ def test_whiter_than_bare_needs_the_frame_s_bare_holes():
 def test_a_white_peg_read_as_a_colour_is_doubted_a_coloured_peg_is_not(pbr):
     """A peg of a colour is darker than the plastic in its weakest channel: a white peg read orange
     (a warm lamp on it) is doubted by its block's whiteness; every peg of a colour keeps its reading."""
-    p, board, reader, loc, plastic, holes, in_play, sure = _case_7_in_play(pbr)
-    truth = [h.colour for r in truth_from_record(board.truth, p, where="truth").rows for h in r.holes]
+    case = _case_7_in_play(pbr)
+    p, board, reader, _, _, holes, in_play, sure = case
+    truth = _truth(board, p)
     dim = reader._dark_kinds.dim
     white = next(i for i, h in enumerate(holes) if in_play[i] and h.colour == "white" == truth[i])
     coloured = [i for i, h in enumerate(holes) if in_play[i] and sure[i] and h.colour in dim and h.colour == truth[i]]
     assert len(coloured) >= 10
-    pretend = list(holes)
-    pretend[white] = HoleReading("orange", 0.99)
-    got = dark_pegs.narrow(
-        pretend, board.image, loc, reader.sampler.code_centres_mm[: len(holes)], plastic,
-        per_row=p.holes, in_play=in_play, sure=sure, kinds=reader._dark_kinds,
-    )
+    got = _narrowed_with(case, white, "orange")
     assert got[white].colour == UNKNOWN
     assert [got[i].colour for i in coloured] == [truth[i] for i in coloured]
 
