@@ -44,8 +44,10 @@ def count_keys(
     under a cover); bounds on the counts when some key holes are uncertain.
 
     ``head_bare``: per key hole, whether the place where a key peg's head
-    would stand looks bare too (``BoardReader._key_heads_bare``). In a row
-    in play, a hole read bare counts only when its head's place agrees.
+    would stand looks bare too (``BoardReader._key_heads_bare``), and, near
+    a found cover, whether the hole shows as a recess
+    (:mod:`~pegwatch.vision.recess`). In a row in play, a hole read bare
+    counts only when these agree.
     ``proved_bare``: per key hole, whether its block shows no key peg
     (:mod:`~pegwatch.vision.key_blocks`), which proves a hole read bare
     bare in a row read wholly bare (never one whose head's place shows a

@@ -67,6 +67,7 @@ from pegwatch.vision.reading import (
     doubt_bare_keys,
     unreadable_row,
 )
+from pegwatch.vision.recess import RecessTest, doubt_flat
 from pegwatch.vision.sampler import BoardSampler, Features, FloatArray
 from pegwatch.vision.secret import SecretView, see_secret
 from pegwatch.vision.tint import widened
@@ -122,6 +123,7 @@ class BoardReader:
         self._hole_step = row_order.least_hole_step(bare)
         bare_key = self.key_model.means[list(key_names).index(EMPTY)] if EMPTY in key_names else None
         self._key_hole_step = row_order.least_hole_step(bare_key)
+        self._recess = RecessTest.of(self.code_model, self.key_model)
         keys = (profile.right_place_key, profile.right_colour_key)
         self._key_contrast = key_contrast(self.key_model, calibration.plastic_linear, keys) if set(keys) <= set(key_names) else None
         #: What a dark cover reads as: a dark neutral peg, or a bare hole.
@@ -150,8 +152,7 @@ class BoardReader:
     def localiser(self) -> Localiser:
         """The localiser the calibration asks for (made on first use)."""
         if self._localiser is None:
-            made: Localiser = self.calibration.localiser(self.profile)
-            self._localiser = made
+            self._localiser = self.calibration.localiser(self.profile)
         return self._localiser
 
     def read(self, frame: NDArray[np.uint8], *, at_ns: int | None = None) -> BoardReading:
@@ -163,9 +164,8 @@ class BoardReader:
         stamp = time.monotonic_ns() if at_ns is None else at_ns
         self.last_localisation = None
         if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
-            shape = getattr(frame, "shape", type(frame).__name__)
-            dtype = getattr(frame, "dtype", "")
-            return self.unreadable(f"not an 8-bit BGR frame ({shape} {dtype})".strip(), stamp)
+            what = f"{getattr(frame, 'shape', type(frame).__name__)} {getattr(frame, 'dtype', '')}".strip()
+            return self.unreadable(f"not an 8-bit BGR frame ({what})", stamp)
         try:
             loc = self.localiser.locate(frame)
         except PegwatchError as exc:
@@ -237,11 +237,17 @@ class BoardReader:
         )
         self.last_cover = cover
         found_by, ppm, sharp, reasons = self._board_facts(loc)
+        # Beside a found cover, a hole read bare must show as a recess (its unseen part may lie flat over pegs).
+        steps = f.code[:n_guess, 3] - f.code[:n_guess, 0]
+        code_flat, key_flat = self._recess.flat(
+            steps, f.keys[:, 3] - f.keys[:, 0], cover.rows[: p.rows], in_play, np.delete(not_in_play, np.s_[n_guess : n_guess + p.holes])
+        )
+        key_seen = ~key_flat if key_head_bare is None else key_head_bare & ~key_flat
         # Proved bare only on a fit trusted enough to accuse from: the blocks lie where the fit puts them.
         proved = np.zeros(len(kc.best), dtype=bool) if frame is None or loc is None or reasons else bare_key_holes(
             p, frame, loc, self.sampler.key_centres_mm, np.asarray(self._km.names)[kc.best], kc.accepted & ~cover.keys, in_play,
             shows=f.keys[:, 3] - f.keys[:, 0] >= self._key_hole_step, contrast=self._key_contrast,
-        ) & (True if key_head_bare is None else key_head_bare)  # two tests: a peg either sees is room for one
+        ) & key_seen  # two tests: a peg either sees is room for one
         guesses = [
             self._hole(str(name), bool(acc), float(conf), bool(occ), code_d2[i], self._guess_allowed, unplayed=bool(not_in_play[i]))
             for i, name, acc, conf, occ in zip(
@@ -255,6 +261,7 @@ class BoardReader:
                 guesses, frame, loc, self.sampler.code_centres_mm[:n_guess], f.code_plastic[:n_guess], per_row=p.holes,
                 in_play=~not_in_play[:n_guess], sure=cc.accepted & ~cover.code[:n_guess], kinds=self._dark_kinds,
             )
+        guesses = doubt_flat(guesses, code_flat)
         rows: list[RowReading] = []
         n_k = p.key_holes
         for r in range(p.rows):
@@ -262,7 +269,7 @@ class BoardReader:
             ks = slice(r * n_k, (r + 1) * n_k)
             keys = count_keys(
                 self.profile, self._km, kc.best[ks], kc.accepted[ks], kc.confidence[ks], cover.keys[ks], key_d2[ks],
-                in_play=bool(in_play[r]), head_bare=None if key_head_bare is None else key_head_bare[ks],
+                in_play=bool(in_play[r]), head_bare=key_seen[ks],
                 proved_bare=proved[ks],
             )
             n_proved = int(proved[ks].sum())
@@ -283,7 +290,6 @@ class BoardReader:
             rows.append(RowReading(r + 1, holes, keys, status))
         if not p.blanks:
             rows = row_order.covered_before_played(rows, key_holes=p.key_holes, dark=self._dark_names)
-        steps = f.code[:n_guess, 3] - f.code[:n_guess, 0]
         rows = row_order.covered_flat(rows, steps, key_holes=p.key_holes, least=self._hole_step)
         if frame is not None and loc is not None and loc.px_per_mm is not None:
             beside = self._tray.rows_beside_dark(frame, loc, loc.px_per_mm)
@@ -300,11 +306,7 @@ class BoardReader:
             secret = self._read_secret(sc, code_d2[n_guess:])
         sigs = tuple(tuple(float(v) for v in s) for s in f.signatures)
         return BoardReading(
-            p.name,
-            tuple(rows),
-            secret,
-            None,
-            at_ns,
+            p.name, tuple(rows), secret, None, at_ns,
             row_signatures=sigs,
             trust=TRUST_LOW if reasons else TRUST_FULL,
             trust_reasons=reasons,
