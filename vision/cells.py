@@ -32,8 +32,10 @@ PEG_REACH_MM = 5.0
 #: half of what the cover test calls another colour (cover.PLASTIC_CHROMA_RATIO).
 LOCUS_TOLERANCE = 0.15
 #: The tints (ln(R/B)) a light may give the plastic against the calibration's:
-#: from daylight to a tungsten lamp, either way.
-TINT_RANGE = 1.1
+#: a lamp anywhere from daylight to tungsten (about 1.1) seen through a white
+#: balance anywhere in the same range (one fixed in another light, or an
+#: automatic one misled by a view the board fills), either way: twice that.
+TINT_RANGE = 2.2
 #: Fewer plastic-like cells than this say nothing about the light.
 MIN_PLASTIC_CELLS = 8
 #: Spacing (mm) of the cells along the board's margin.

@@ -44,3 +44,18 @@ def test_a_navy_sleeve_is_no_plastic_under_any_lamp():
     _pts, values, under = _board(rng, sleeve_bgr=(0.20, 0.05, 0.02), tint=0.0)
     like = plastic_like(values, PLASTIC)
     assert not like[under].any() and like[~under].mean() > 0.95
+
+
+def test_a_tungsten_lamp_through_a_daylight_white_balance_is_still_the_plastic():
+    """A warm lamp seen through a white balance set for daylight, a second, cooler lamp
+    from one side: the plastic's tint runs from 1.0 to 1.7 across the board, beyond
+    what a lamp alone gives. It is all the plastic, and the light model fits all of it."""
+    rng = np.random.default_rng(5)
+    pts = np.column_stack([rng.uniform(0, 260, 160), rng.uniform(0, 85, 160)])
+    tint = 1.0 + 0.7 * pts[:, 0] / 260.0
+    fall = np.exp(-0.4 * pts[:, 0] / 100.0)[:, None]
+    lin = PLASTIC * np.exp(tint[:, None] * TINT_DIRECTION[None, :]) * 2.0 * fall * np.exp(rng.normal(0, 0.02, (160, 3)))
+    values = np.log(lin)
+    coef, good = fit_light(light_design(pts), values, PLASTIC)
+    assert good.mean() > 0.95
+    assert np.abs(values - light_design(pts) @ coef).max() < 0.15
