@@ -295,6 +295,7 @@ class BoardReader:
             beside = self._tray.rows_beside_dark(frame, loc, loc.px_per_mm)
             rows = row_order.covered_beside_dark(rows, beside, key_holes=p.key_holes)
         rows = row_order.bare_beside_cover(rows, in_play)
+        rows = row_order.unplayed_read_bare(rows, steps, key_holes=p.key_holes, least=self._hole_step)
         view = see_secret(
             self.sampler.layout, f, p, covered=bool(cover.rows[p.rows]), shield_name=SHIELD,
             best_names=[str(n) for n in self._code_names[sc.best]], lean=None if lean is None else lean[n_guess : n_guess + p.holes],

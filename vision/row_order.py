@@ -3,7 +3,8 @@
 A black sleeve over a black board reads as rows of empty holes, and no
 colour or cover test tells it from an empty board. The order of play
 does: a row that shows no peg at all, before one that holds pegs, is not
-bare.
+bare. The other way round, past a row seen bare and the last peg seen, no
+row holds a peg yet: a hole there that may be bare is.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pegwatch.vision.reading import (
     ROW_UNKNOWN,
     UNKNOWN,
     HoleReading,
+    KeyReading,
     RowReading,
     doubt_bare_keys,
     unreadable_row,
@@ -173,3 +175,52 @@ def unplayed_bare(
             bare[start + after * p.key_holes :] = key_empty[after * p.key_holes :]
         masks.append(bare)
     return masks[0], masks[1]
+
+
+def _shows_a_peg(row: RowReading) -> bool:
+    keys = row.keys
+    marked = keys.black + keys.white > 0 if keys.is_certain else (
+        keys.black_bounds is not None and keys.white_bounds is not None and keys.black_bounds[0] + keys.white_bounds[0] > 0
+    )
+    return _has_pegs(row) or marked
+
+
+def unplayed_read_bare(
+    rows: Sequence[RowReading], hole_steps: NDArray[np.float64], *, key_holes: int, least: float = MIN_HOLE_STEP
+) -> list[RowReading]:
+    """``rows`` (in order) with the doubtful holes of rows the game has not reached read bare.
+
+    The game fills rows in order: past a row seen wholly bare (nothing over
+    it), and past the last row showing a peg read surely (a code peg, or a
+    key peg its count must hold), no row holds a peg yet. There a hole the
+    colour model could not read but could not rule out bare either (bare
+    among its candidates), and that shows as a recess (``hole_steps``, per
+    code hole of the guess rows: its disc darker than its ring by ``least``,
+    see :func:`covered_flat`), is bare; a row whose code holes are all bare
+    holds no key peg (a row is marked only once guessed). A hole that may
+    hold anything or shows no recess (something flat over it), and a row
+    something may lie over, are left as read. Nothing is judged from this:
+    a row without a peg is no guess.
+    """
+    out = list(rows)
+    first_bare = next((i for i, row in enumerate(out) if row.status == ROW_EMPTY), None)
+    if first_bare is None:
+        return out
+    last_peg = max((i for i, row in enumerate(out) if _shows_a_peg(row)), default=-1)
+    for i in range(max(first_bare, last_peg) + 1, len(out)):
+        row = out[i]
+        if row.status in (ROW_OCCLUDED, ROW_EMPTY):
+            continue
+        steps = hole_steps[i * len(row.holes) : (i + 1) * len(row.holes)]
+        holes = tuple(
+            HoleReading(EMPTY, dict(h.candidates)[EMPTY])
+            if h.colour == UNKNOWN and EMPTY in dict(h.candidates) and step >= least else h
+            for h, step in zip(row.holes, steps, strict=True)
+        )
+        keys = row.keys
+        if all(h.colour == EMPTY for h in holes) and keys.status != ROW_OCCLUDED:
+            keys = KeyReading(0, 0, key_holes, keys.confidence, ROW_EMPTY)
+            out[i] = RowReading(row.row, holes, keys, ROW_EMPTY)
+        elif holes != row.holes:
+            out[i] = RowReading(row.row, holes, keys, row.status)
+    return out

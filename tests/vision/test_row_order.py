@@ -8,6 +8,7 @@ import pytest
 from pegwatch.vision.reading import (
     EMPTY,
     OCCLUDED,
+    ROW_EMPTY,
     ROW_OCCLUDED,
     ROW_UNKNOWN,
     UNKNOWN,
@@ -22,6 +23,7 @@ from pegwatch.vision.row_order import (
     covered_before_played,
     covered_flat,
     least_hole_step,
+    unplayed_read_bare,
 )
 
 DARK = {"black", EMPTY}
@@ -113,3 +115,64 @@ def test_a_covered_row_read_bare_right_after_play_is_unknown():
     out = bare_beside_cover([played, under], np.array([True, False]))
     assert [h.colour for h in out[1].holes] == [UNKNOWN] * 4
     assert out[1].status == ROW_OCCLUDED and out[0] == played
+
+
+def _doubtful(n: int, holes: tuple[HoleReading, ...], keys: KeyReading | None = None) -> RowReading:
+    keys = keys or KeyReading(0, 0, 4, 0.5, ROW_UNKNOWN, black_bounds=(0, 1), white_bounds=(0, 1))
+    return RowReading(n, holes, keys, ROW_UNKNOWN)
+
+
+BARE_OR_BLACK = HoleReading(UNKNOWN, 0.9, ((EMPTY, 0.9), ("black", 0.1)))
+ANYTHING = HoleReading(UNKNOWN, 0.5)
+DEEP = np.full(5 * 4, 8.0)  # every hole's disc 8 L* below its ring
+
+
+def test_past_the_game_a_hole_that_may_be_bare_is_bare():
+    rows = [
+        _row(1, ("red", "blue", "green", "yellow")),
+        empty_row(2, 4, 4),
+        _doubtful(3, (BARE_OR_BLACK, HoleReading(EMPTY, 0.99), HoleReading(EMPTY, 0.99), BARE_OR_BLACK)),
+        _doubtful(4, (BARE_OR_BLACK, ANYTHING, HoleReading(EMPTY, 0.99), HoleReading(EMPTY, 0.99))),
+        RowReading(5, (BARE_OR_BLACK,) * 4, KeyReading(0, 0, 0, 0.0, ROW_OCCLUDED), ROW_OCCLUDED),
+    ]
+    out = unplayed_read_bare(rows, DEEP, key_holes=4)
+    assert out[:2] == rows[:2]
+    # Row 3: bare throughout, so no key peg either: an empty row, never judged.
+    assert out[2].status == ROW_EMPTY and out[2].keys.status == ROW_EMPTY
+    assert [h.colour for h in out[2].holes] == [EMPTY] * 4 and out[2].holes[0].confidence == 0.9
+    # Row 4: a hole that may hold anything stays unknown, and so does the row.
+    assert [h.colour for h in out[3].holes] == [EMPTY, UNKNOWN, EMPTY, EMPTY] and out[3].status == ROW_UNKNOWN
+    assert out[3].keys == rows[3].keys
+    # Something may lie over row 5.
+    assert out[4] == rows[4]
+
+
+def test_rows_before_the_last_peg_seen_are_left_as_read():
+    """A sleeve over played rows can make them read bare: a peg seen after them says the game went on."""
+    rows = [
+        _row(1, ("red", "blue", "green", "yellow")),
+        empty_row(2, 4, 4),
+        _doubtful(3, (BARE_OR_BLACK,) * 4),
+        _row(4, ("black", "blue", "white", "red")),
+        _doubtful(5, (BARE_OR_BLACK,) * 4),
+    ]
+    out = unplayed_read_bare(rows, DEEP, key_holes=4)
+    assert out[:4] == rows[:4]
+    assert out[4].status == ROW_EMPTY
+    # A key count that must hold a peg marks the row as played, too.
+    marked = _doubtful(4, (BARE_OR_BLACK,) * 4, KeyReading(0, 0, 4, 0.5, ROW_UNKNOWN, black_bounds=(1, 2), white_bounds=(0, 1)))
+    assert unplayed_read_bare([*rows[:3], marked], DEEP, key_holes=4)[3] == marked
+
+
+def test_without_a_row_seen_bare_nothing_is_inferred():
+    rows = [_row(1, ("red", "blue", "green", "yellow")), _doubtful(2, (BARE_OR_BLACK,) * 4), _doubtful(3, (BARE_OR_BLACK,) * 4)]
+    assert unplayed_read_bare(rows, DEEP, key_holes=4) == rows
+
+
+def test_a_hole_that_shows_no_recess_is_not_read_bare_past_the_game():
+    """Something flat lies over it (a sleeve past the game): the order of play says no peg, not that it is seen."""
+    rows = [_row(1, ("red", "blue", "green", "yellow")), empty_row(2, 4, 4), _doubtful(3, (BARE_OR_BLACK,) * 4)]
+    steps = np.full(3 * 4, 8.0)
+    steps[8:10] = 0.5
+    out = unplayed_read_bare(rows, steps, key_holes=4)
+    assert [h.colour for h in out[2].holes] == [UNKNOWN, UNKNOWN, EMPTY, EMPTY] and out[2].status == ROW_UNKNOWN
