@@ -238,15 +238,15 @@ class BoardReader:
         self.last_cover = cover
         found_by, ppm, sharp, reasons = self._board_facts(loc)
         # Beside a found cover, a hole read bare must show as a recess (its unseen part may lie flat over pegs).
-        steps = f.code[:n_guess, 3] - f.code[:n_guess, 0]
+        steps, key_steps = f.code[:n_guess, 3] - f.code[:n_guess, 0], f.keys[:, 3] - f.keys[:, 0]
         code_flat, key_flat = self._recess.flat(
-            steps, f.keys[:, 3] - f.keys[:, 0], cover.rows[: p.rows], in_play, np.delete(not_in_play, np.s_[n_guess : n_guess + p.holes])
+            steps, key_steps, cover.rows[: p.rows], in_play, np.delete(not_in_play, np.s_[n_guess : n_guess + p.holes])
         )
         key_seen = ~key_flat if key_head_bare is None else key_head_bare & ~key_flat
         # Proved bare only on a fit trusted enough to accuse from: the blocks lie where the fit puts them.
         proved = np.zeros(len(kc.best), dtype=bool) if frame is None or loc is None or reasons else bare_key_holes(
             p, frame, loc, self.sampler.key_centres_mm, np.asarray(self._km.names)[kc.best], kc.accepted & ~cover.keys, in_play,
-            shows=f.keys[:, 3] - f.keys[:, 0] >= self._key_hole_step, contrast=self._key_contrast,
+            shows=key_steps >= self._key_hole_step, contrast=self._key_contrast,
         ) & key_seen  # two tests: a peg either sees is room for one
         guesses = [
             self._hole(str(name), bool(acc), float(conf), bool(occ), code_d2[i], self._guess_allowed, unplayed=bool(not_in_play[i]))

@@ -212,10 +212,10 @@ def unplayed_read_bare(
         if row.status in (ROW_OCCLUDED, ROW_EMPTY):
             continue
         steps = hole_steps[i * len(row.holes) : (i + 1) * len(row.holes)]
+        bare = [dict(h.candidates).get(EMPTY) if h.colour == UNKNOWN else None for h in row.holes]
         holes = tuple(
-            HoleReading(EMPTY, dict(h.candidates)[EMPTY])
-            if h.colour == UNKNOWN and EMPTY in dict(h.candidates) and step >= least else h
-            for h, step in zip(row.holes, steps, strict=True)
+            HoleReading(EMPTY, conf) if conf is not None and step >= least else h
+            for h, conf, step in zip(row.holes, bare, steps, strict=True)
         )
         keys = row.keys
         if all(h.colour == EMPTY for h in holes) and keys.status != ROW_OCCLUDED:
