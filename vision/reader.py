@@ -49,7 +49,7 @@ from pegwatch.vision.key_count import count_keys
 from pegwatch.vision.localise import Localisation, Localiser
 from pegwatch.vision.localise.base import MIN_PX_PER_MM, board_scale_px_per_mm
 from pegwatch.vision.localise.outline import OUTLINE_TOLERANCE_MM
-from pegwatch.vision.peg_light import PegLight, diffuse_classes, fit_gain, peg_distances
+from pegwatch.vision.peg_light import PegLight, diffuse_classes, fit_board_light, peg_distances
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import (
     EMPTY,
@@ -124,6 +124,7 @@ class BoardReader:
         bare_key = self.key_model.means[list(key_names).index(EMPTY)] if EMPTY in key_names else None
         self._key_hole_step = row_order.least_hole_step(bare_key)
         self._recess = RecessTest.of(self.code_model, self.key_model)
+        self._gap_rows = int(row_order.SLEEVE_GAP_MM // max(float(np.hypot(*profile.row_step_mm)), 1e-9))
         keys = (profile.right_place_key, profile.right_colour_key)
         self._key_contrast = key_contrast(self.key_model, calibration.plastic_linear, keys) if set(keys) <= set(key_names) else None
         #: What a dark cover reads as: a dark neutral peg, or a bare hole.
@@ -201,11 +202,11 @@ class BoardReader:
         self.last_peg_light = light
         self._cm, self._km = self._models_for(light)
         code_d2 = peg_distances(
-            self._cm, self._code_lit, light.code, f.code, f.code_linear, f.code_clipped,
+            self._cm, self._code_lit, light.code_factor, f.code, f.code_linear, f.code_clipped,
             f.code_head, f.code_head_linear, f.code_head_clipped,
         )
         key_d2 = peg_distances(
-            self._km, self._key_lit, light.keys, f.keys, f.key_linear, f.key_clipped,
+            self._km, self._key_lit, light.key_factor, f.keys, f.key_linear, f.key_clipped,
             f.key_head, f.key_head_linear, f.key_head_clipped,
         )
         key_head_bare = None if frame is None or self._heads else self._key_heads_bare(frame, loc, light)
@@ -294,6 +295,7 @@ class BoardReader:
         if frame is not None and loc is not None and loc.px_per_mm is not None:
             beside = self._tray.rows_beside_dark(frame, loc, loc.px_per_mm)
             rows = row_order.covered_beside_dark(rows, beside, key_holes=p.key_holes)
+        rows = row_order.bare_between_covers(rows, key_holes=p.key_holes, max_run=self._gap_rows)
         rows = row_order.bare_beside_cover(rows, in_play)
         rows = row_order.unplayed_read_bare(rows, steps, key_holes=p.key_holes, least=self._hole_step)
         view = see_secret(
@@ -342,7 +344,7 @@ class BoardReader:
     def _models_for(self, light: PegLight) -> tuple[ColourModel, ColourModel]:
         """The calibration's models in its own light; in another, with the peg classes widened
         along the light's tint (see :mod:`~pegwatch.vision.tint`)."""
-        if light.code == 1.0 and light.keys == 1.0:
+        if light.is_calibrations:
             return self.code_model, self.key_model
         if self._tinted is None:
             self._tinted = (widened(self.code_model, self._code_is_peg), widened(self.key_model, self._key_is_peg))
@@ -357,18 +359,10 @@ class BoardReader:
 
     def _fit_peg_light(self, f: Features) -> PegLight:
         assert f.code_linear is not None and f.key_linear is not None
-        code_use = np.ones(len(f.code), dtype=bool)
-        key_use = np.ones(len(f.keys), dtype=bool)
-        # A clipped hole's light is not known: it says nothing about the factor.
-        if f.code_clipped is not None:
-            code_use = np.asarray(~f.code_clipped.any(axis=1), dtype=bool)
-        if f.key_clipped is not None:
-            key_use = np.asarray(~f.key_clipped.any(axis=1), dtype=bool)
-        code = fit_gain(self.code_model, f.code, f.code_linear, use=code_use, peg_classes=self._code_lit)
-        # Key pegs are domes under the same lamp and camera: with too few of
-        # them to say, they stand in the code pegs' light.
-        keys = fit_gain(self.key_model, f.keys, f.key_linear, use=key_use, peg_classes=self._key_lit, default=code)
-        return PegLight(code, keys)
+        return fit_board_light(
+            (self.code_model, self.key_model), (f.code, f.code_linear, f.code_clipped), (f.keys, f.key_linear, f.key_clipped),
+            code_lit=self._code_lit, key_lit=self._key_lit,
+        )
 
     def _lean(self, loc: Localisation | None) -> FloatArray | None:
         """Where the top of each peg's head appears on the board plane, relative to its hole (mm):
@@ -407,8 +401,8 @@ class BoardReader:
         lin = self.sampler.key_discs_shifted(frame, loc.image_to_board, shift, loc.warp)
         disc = self._disc_model(self._km)
         d2 = disc.distances2(linear_bgr_to_lab(lin))
-        if light.keys != 1.0:
-            d2[:, self._key_lit] = disc.distances2(linear_bgr_to_lab(lin * light.keys))[:, self._key_lit]
+        if not light.is_calibrations:
+            d2[:, self._key_lit] = disc.distances2(linear_bgr_to_lab(lin * light.key_factor))[:, self._key_lit]
         out: NDArray[np.bool_] = self._key_is_empty[np.argmin(d2, axis=1)]
         return out
 
@@ -440,7 +434,7 @@ class BoardReader:
         # hole read bare then counts as bare only when it lies outside every
         # peg's class. Rows from the first wholly bare row on are not in play.
         if accepted and (
-            name != EMPTY or unplayed or self.last_peg_light.code == 1.0
+            name != EMPTY or unplayed or self.last_peg_light.is_calibrations
             or not (d2[self._code_is_peg] <= self._cm.reject_distance2).any()
         ):
             return HoleReading(name, conf)

@@ -121,6 +121,36 @@ def covered_flat(
     return out
 
 
+#: A run of rows read bare between two covered stretches, no wider than
+#: this (mm, row centre to row centre plus a step), lies under the same
+#: cover: an arm or a sleeve is some 60 to 80 mm across, and a grey one
+#: over pegs may read as bare plastic in its middle (issue 14's boards: a
+#: sleeve found over the rows on each side of two rows of pegs it read as
+#: bare). A wider gap is more likely two things, or one and a shadow.
+SLEEVE_GAP_MM = 35.0
+
+
+def bare_between_covers(rows: Sequence[RowReading], *, key_holes: int, max_run: int) -> list[RowReading]:
+    """``rows`` (in order) with each run of at most ``max_run`` rows read
+    wholly bare, between two occluded rows, occluded: one object lies over
+    all of them (see :data:`SLEEVE_GAP_MM`; ``max_run`` is that many rows
+    of the board's step)."""
+    out = list(rows)
+    i = 1
+    while i < len(out):
+        if out[i].status != ROW_EMPTY or out[i - 1].status != ROW_OCCLUDED:
+            i += 1
+            continue
+        end = i
+        while end < len(out) and out[end].status == ROW_EMPTY:
+            end += 1
+        if end < len(out) and out[end].status == ROW_OCCLUDED and end - i <= max_run:
+            for k in range(i, end):
+                out[k] = unreadable_row(out[k].row, len(out[k].holes), key_holes, ROW_OCCLUDED)
+        i = end
+    return out
+
+
 def bare_beside_cover(rows: Sequence[RowReading], in_play: NDArray[np.bool_]) -> list[RowReading]:
     """``rows`` (in order) with the holes read bare, in occluded rows not shown to be unplayed, read unknown.
 

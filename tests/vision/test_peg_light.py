@@ -3,7 +3,14 @@
 import numpy as np
 
 from pegwatch.vision.colour import lab_to_linear_bgr
-from pegwatch.vision.peg_light import MIN_PEG_HOLES, fit_gain, scale_features
+from pegwatch.vision.peg_light import (
+    MIN_PEG_HOLES,
+    PEG_TINTS,
+    fit_gain,
+    fit_peg_light,
+    scale_features,
+    tint_factor,
+)
 from pegwatch.vision.reader import BoardReader
 from pegwatch.vision.reading import EMPTY, UNKNOWN
 
@@ -46,3 +53,34 @@ def test_the_calibration_photos_keep_the_calibrations_light(invicta_table, invic
         read = [h.colour for r in reading.rows for h in r.holes if h.colour not in (EMPTY, UNKNOWN)]
         assert len(read) >= MIN_PEG_HOLES
         assert reader.last_peg_light.code == 1.0
+        assert reader.last_peg_light.is_calibrations  # no tint either
+
+
+def test_a_tint_every_peg_shows_is_found_and_a_few_pegs_make_none(invicta_table, invicta_cal):
+    """A warm lamp on the domed heads and a cool fill on the flat plastic: every peg looks warmer than calibrated."""
+    reader = BoardReader(invicta_table.profile, invicta_cal)
+    shot = invicta_table.calibration[0]
+    loc = reader.localiser.locate(shot.image)
+    f = reader.sampler.features_from_frame(shot.image, loc.image_to_board, invicta_cal.plastic_linear, covers=False)
+    model = reader.code_model
+    peg_classes = np.array([n not in (EMPTY, "shield") for n in model.names])
+    use = np.ones(len(f.code), dtype=bool)
+    assert fit_peg_light(model, f.code, f.code_linear, use=use, peg_classes=peg_classes) == (1.0, 0.0)
+    is_peg = np.array([model.names[b] not in (EMPTY, "shield") for b in model.classify(f.code).best])
+    # 0.6 warmer (ln(R/B)): the inverse of what takes it back.
+    warm = f.code.copy()
+    warm_lin = f.code_linear.copy()
+    warm[is_peg] = scale_features(f.code[is_peg], f.code_linear[is_peg], 1.0 / tint_factor(0.6))
+    warm_lin[is_peg] = f.code_linear[is_peg] / tint_factor(0.6)
+    gain, tint = fit_peg_light(model, warm, warm_lin, use=use, peg_classes=peg_classes)
+    step = float(PEG_TINTS[1] - PEG_TINTS[0])
+    assert abs(tint - 0.6) <= step / 2 + 1e-9
+    assert abs(np.log(gain)) < 0.3  # a tint moves the brightness a little: the factor follows
+    # The same tint on a few pegs only (a hand's warm shade) is no claim about the light.
+    few = np.zeros(len(f.code), dtype=bool)
+    few[np.flatnonzero(is_peg)[:3]] = True
+    some = f.code.copy()
+    some_lin = f.code_linear.copy()
+    some[few] = warm[few]
+    some_lin[few] = warm_lin[few]
+    assert fit_peg_light(model, some, some_lin, use=use, peg_classes=peg_classes)[1] == 0.0

@@ -20,6 +20,7 @@ from pegwatch.vision.reading import (
 from pegwatch.vision.row_order import (
     MIN_HOLE_STEP,
     bare_beside_cover,
+    bare_between_covers,
     covered_before_played,
     covered_flat,
     least_hole_step,
@@ -115,6 +116,24 @@ def test_a_covered_row_read_bare_right_after_play_is_unknown():
     out = bare_beside_cover([played, under], np.array([True, False]))
     assert [h.colour for h in out[1].holes] == [UNKNOWN] * 4
     assert out[1].status == ROW_OCCLUDED and out[0] == played
+
+
+def _covered(n: int) -> RowReading:
+    return RowReading(n, tuple(HoleReading(OCCLUDED, 0.0) for _ in range(4)), KeyReading(0, 0, 0, 0.0, ROW_OCCLUDED), ROW_OCCLUDED)
+
+
+def test_a_short_run_of_bare_rows_between_covered_ones_is_under_the_same_sleeve():
+    """A grey sleeve over pegs reads as bare plastic in its middle; the rows found covered on both sides give it away."""
+    rows = [_row(1, ("red", "red", "blue", "blue")), _covered(2), empty_row(3, 4, 4), empty_row(4, 4, 4), _covered(5), empty_row(6, 4, 4)]
+    out = bare_between_covers(rows, key_holes=4, max_run=2)
+    assert [r.status for r in out] == [rows[0].status, ROW_OCCLUDED, ROW_OCCLUDED, ROW_OCCLUDED, ROW_OCCLUDED, ROW_EMPTY]
+    assert all(h.colour == OCCLUDED for r in out[2:4] for h in r.holes)
+    assert out[5] == rows[5]  # bare after the cover, with nothing beyond: left as read
+    # A wider gap is more likely two things: left as read.
+    assert bare_between_covers(rows, key_holes=4, max_run=1) == rows
+    # A row that shows a peg breaks the run.
+    mixed = [_covered(1), empty_row(2, 4, 4), _row(3, ("red", "red", "blue", "blue")), _covered(4)]
+    assert bare_between_covers(mixed, key_holes=4, max_run=2) == mixed
 
 
 def _doubtful(n: int, holes: tuple[HoleReading, ...], keys: KeyReading | None = None) -> RowReading:
