@@ -305,7 +305,8 @@ def run_pbr(args: argparse.Namespace) -> int:
     print(f"{'rows called covered with no hand over them':44s} {s['rows_covered_needlessly']} of "
           f"{s['rows_called_covered']} covered rows ({s['rows']} rows, {100 * s['rows_truly_covered_rate']:.1f} % under a hand)")
     print(f"{'board not found':44s} {100 * s['board_not_found_rate']:.1f} %"
-          f" (found: blurred {s['board_found_rate_blur']:.3f} of {s['boards_blurred']},"
+          f" (found: blurred {s['board_found_rate_blur']:.3f} of {s['boards_blurred']}"
+          f" ({s['board_found_rate_blur_ppm_ok']:.3f} of {s['boards_blurred_ppm_ok']} at >= 2.5 px/mm),"
           f" < 2.5 px/mm {s['board_found_rate_low_ppm']:.3f} of {s['boards_low_ppm']},"
           f" >= 2.5 px/mm {s['board_found_rate_ppm_ok']:.3f})")
     print(f"{'boards read low-trust (never accused)':44s} {s['boards_low_trust']}")

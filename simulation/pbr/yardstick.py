@@ -128,6 +128,9 @@ class PbrTally:
         c["found_ppm_ok"] += found and not low
         c["boards_blurred"] += bool(meta["blurred"])
         c["found_blurred"] += found and bool(meta["blurred"])
+        # The bar for blur is at a resolution the reader needs: counted apart.
+        c["boards_blurred_ppm_ok"] += bool(meta["blurred"]) and not low
+        c["found_blurred_ppm_ok"] += found and bool(meta["blurred"]) and not low
         band = light_band(float(meta["light_kelvin"]))
         covered = set(meta["covered_rows"])
         if not found:
@@ -251,6 +254,8 @@ def summary(t: PbrTally, steady_ms: Sequence[float], first_ms: Sequence[float]) 
         "boards_low_trust": c["boards_low_trust"],
         "board_found_rate_blur": _rate(c["found_blurred"], c["boards_blurred"], 4),
         "boards_blurred": c["boards_blurred"],
+        "board_found_rate_blur_ppm_ok": _rate(c["found_blurred_ppm_ok"], c["boards_blurred_ppm_ok"], 4),
+        "boards_blurred_ppm_ok": c["boards_blurred_ppm_ok"],
         "board_found_rate_low_ppm": _rate(c["found_low_ppm"], c["boards_low_ppm"], 4),
         "boards_low_ppm": c["boards_low_ppm"],
         "board_found_rate_ppm_ok": _rate(c["found_ppm_ok"], c["boards_ppm_ok"], 4),

@@ -125,6 +125,7 @@ def test_benchmark_on_the_cached_pbr_set_ends_with_the_issue_keys():
         "hole_error_rate_full_trust",
         "hole_error_rate_full_trust_5500_6500k",
         "board_found_rate_blur",
+        "board_found_rate_blur_ppm_ok",
         "board_found_rate_low_ppm",
     ):
         assert key in data, key
