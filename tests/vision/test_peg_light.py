@@ -26,14 +26,19 @@ def _brighten_pegs(reader, frame_features, factor):
     return out, is_peg
 
 
-def test_the_factor_is_found_from_the_pegs_alone(invicta_table, invicta_cal):
-    reader = BoardReader(invicta_table.profile, invicta_cal)
-    shot = invicta_table.calibration[0]
+def _calibration_features(table, cal):
+    """A reader, the first calibration photo's features, the peg classes, and every hole in use."""
+    reader = BoardReader(table.profile, cal)
+    shot = table.calibration[0]
     loc = reader.localiser.locate(shot.image)
-    f = reader.sampler.features_from_frame(shot.image, loc.image_to_board, invicta_cal.plastic_linear, covers=False)
+    f = reader.sampler.features_from_frame(shot.image, loc.image_to_board, cal.plastic_linear, covers=False)
+    peg_classes = np.array([n not in (EMPTY, "shield") for n in reader.code_model.names])
+    return reader, f, peg_classes, np.ones(len(f.code), dtype=bool)
+
+
+def test_the_factor_is_found_from_the_pegs_alone(invicta_table, invicta_cal):
+    reader, f, peg_classes, use = _calibration_features(invicta_table, invicta_cal)
     model = reader.code_model
-    peg_classes = np.array([n not in (EMPTY, "shield") for n in model.names])
-    use = np.ones(len(f.code), dtype=bool)
     assert fit_gain(model, f.code, f.code_linear, use=use, peg_classes=peg_classes) == 1.0
     brighter, is_peg = _brighten_pegs(reader, f.code, 3.0)
     assert is_peg.sum() >= MIN_PEG_HOLES
@@ -58,13 +63,8 @@ def test_the_calibration_photos_keep_the_calibrations_light(invicta_table, invic
 
 def test_a_tint_every_peg_shows_is_found_and_a_few_pegs_make_none(invicta_table, invicta_cal):
     """A warm lamp on the domed heads and a cool fill on the flat plastic: every peg looks warmer than calibrated."""
-    reader = BoardReader(invicta_table.profile, invicta_cal)
-    shot = invicta_table.calibration[0]
-    loc = reader.localiser.locate(shot.image)
-    f = reader.sampler.features_from_frame(shot.image, loc.image_to_board, invicta_cal.plastic_linear, covers=False)
+    reader, f, peg_classes, use = _calibration_features(invicta_table, invicta_cal)
     model = reader.code_model
-    peg_classes = np.array([n not in (EMPTY, "shield") for n in model.names])
-    use = np.ones(len(f.code), dtype=bool)
     assert fit_peg_light(model, f.code, f.code_linear, use=use, peg_classes=peg_classes) == (1.0, 0.0)
     is_peg = np.array([model.names[b] not in (EMPTY, "shield") for b in model.classify(f.code).best])
     # 0.6 warmer (ln(R/B)): the inverse of what takes it back.
