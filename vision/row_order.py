@@ -121,12 +121,12 @@ def covered_flat(
     return out
 
 
-#: A run of rows read bare between two covered stretches, no wider than
-#: this (mm, row centre to row centre plus a step), lies under the same
-#: cover: an arm or a sleeve is some 60 to 80 mm across, and a grey one
-#: over pegs may read as bare plastic in its middle (issue 14's boards: a
-#: sleeve found over the rows on each side of two rows of pegs it read as
-#: bare). A wider gap is more likely two things, or one and a shadow.
+#: A run of rows read bare between two covered rows, no wider than this
+#: (mm: the run's rows times the row step), lies under the same cover: an
+#: arm or a sleeve is some 60 to 80 mm across, and a grey one over pegs
+#: may read as bare plastic in its middle (issue 14's boards: a sleeve
+#: found over the rows on each side of two rows of pegs it read as bare).
+#: A wider gap is more likely two things, or one and a shadow.
 SLEEVE_GAP_MM = 35.0
 
 
