@@ -15,6 +15,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
+from vision_kit import mask
 
 import pegwatch.vision.dark_pegs as dark_pegs
 from pegwatch.vision.calibrate import truth_from_record
@@ -32,22 +33,16 @@ from pegwatch.vision.reader import BoardReader
 from pegwatch.vision.reading import UNKNOWN, HoleReading
 
 
-def _mask(n, *idx):
-    out = np.zeros(n, dtype=bool)
-    out[list(idx)] = True
-    return out
-
-
 def test_a_kind_is_ruled_out_below_the_bare_holes_bound_when_the_frame_shows_it_well_above():
     n = 10
     scores = np.zeros(n)
     scores[[5, 6, 7, 8, 9]] = [0.1, 0.3, 0.2, 0.25, 1.5]  # hole 9: a bare hole with something on it
     bound = 0.3 + MARGIN
     scores[[0, 1, 2, 3, 4]] = [bound - 0.01, bound + 0.01, bound + WITNESS_MARGIN + 0.2, 2.0, 2.0]
-    refs, witnesses = _mask(n, 5, 6, 7, 8, 9), _mask(n, 2)
+    refs, witnesses = mask(n, 5, 6, 7, 8, 9), mask(n, 2)
     assert np.flatnonzero(ruled_out(scores, refs, witnesses) & ~refs & ~witnesses).tolist() == [0]
-    assert not ruled_out(scores, refs, _mask(n)).any()  # no such peg read: nothing shown
-    assert not ruled_out(scores, _mask(n, 5, 6, 7), witnesses).any()  # too few bare holes
+    assert not ruled_out(scores, refs, mask(n)).any()  # no such peg read: nothing shown
+    assert not ruled_out(scores, mask(n, 5, 6, 7), witnesses).any()  # too few bare holes
     weak = scores.copy()
     weak[2] = bound + WITNESS_MARGIN - 0.01
     assert not ruled_out(weak, refs, witnesses).any()  # the frame's pegs do not stand out enough
@@ -55,16 +50,16 @@ def test_a_kind_is_ruled_out_below_the_bare_holes_bound_when_the_frame_shows_it_
 
 def test_a_dark_peg_is_no_brighter_than_the_bare_holes():
     white = np.array([0.0, 0.05, 0.1, 0.12, -0.5, 0.3])
-    refs = _mask(6, 0, 1, 2, 3)
+    refs = mask(6, 0, 1, 2, 3)
     assert no_brighter_than_bare(white, refs).tolist() == [True, True, True, True, True, False]
-    assert not no_brighter_than_bare(white, _mask(6, 0, 1)).any()
+    assert not no_brighter_than_bare(white, mask(6, 0, 1)).any()
 
 
 def test_a_hole_shines_above_every_bare_hole_by_a_margin():
     scores = np.array([0.0, 0.1, -0.2, 0.3, 0.3 + SHEEN_MARGIN - 0.01, 0.3 + SHEEN_MARGIN + 0.01, 2.0])
-    refs = _mask(7, 0, 1, 2, 3)
+    refs = mask(7, 0, 1, 2, 3)
     assert np.flatnonzero(shines(scores, refs)).tolist() == [5, 6]
-    assert not shines(scores, _mask(7, 0, 1, 2)).any()  # too few bare holes to judge the frame by
+    assert not shines(scores, mask(7, 0, 1, 2)).any()  # too few bare holes to judge the frame by
 
 
 def _code_plastic(reader, board, cal):
@@ -238,13 +233,13 @@ def test_a_proved_peg_without_its_highlight_does_not_shine(pbr, monkeypatch):
 
 def test_a_block_shows_a_peg_above_the_bare_holes_or_by_its_sheen():
     n = 8
-    refs = _mask(n, 0, 1, 2, 3, 4)
+    refs = mask(n, 0, 1, 2, 3, 4)
     chroma = np.array([0.1, 0.2, 0.3, 0.25, 0.9, 0.3 + MARGIN + 0.05, 0.3 + MARGIN - 0.05, 0.0])
     white = np.zeros(n)
-    sheen = _mask(n, 7)
+    sheen = mask(n, 7)
     assert np.flatnonzero(dark_pegs.shows_a_peg(chroma, white, sheen, refs) & ~refs).tolist() == [5, 7]
     # too few bare holes to judge the frame by: only the sheen speaks (and it needs them too, see shines)
-    assert np.flatnonzero(dark_pegs.shows_a_peg(chroma, white, sheen, _mask(n, 0, 1))).tolist() == [7]
+    assert np.flatnonzero(dark_pegs.shows_a_peg(chroma, white, sheen, mask(n, 0, 1))).tolist() == [7]
 
 
 def test_a_peg_read_as_a_bare_hole_in_play_is_doubted_a_bare_hole_is_not(pbr):
@@ -276,8 +271,8 @@ def test_a_white_peg_read_as_a_dark_one_is_doubted_a_black_peg_is_not(pbr):
 
 def test_whiter_than_bare_needs_the_frame_s_bare_holes():
     scores = np.array([0.0, 0.1, 0.2, 0.2, 0.2 + MARGIN + 0.01, 0.2 + MARGIN - 0.01])
-    assert np.flatnonzero(dark_pegs.whiter_than_bare(scores, _mask(6, 0, 1, 2, 3))).tolist() == [4]
-    assert not dark_pegs.whiter_than_bare(scores, _mask(6, 0, 1, 2)).any()
+    assert np.flatnonzero(dark_pegs.whiter_than_bare(scores, mask(6, 0, 1, 2, 3))).tolist() == [4]
+    assert not dark_pegs.whiter_than_bare(scores, mask(6, 0, 1, 2)).any()
 
 
 def test_a_white_peg_read_as_a_colour_is_doubted_a_coloured_peg_is_not(pbr):
@@ -297,8 +292,8 @@ def test_a_white_peg_read_as_a_colour_is_doubted_a_coloured_peg_is_not(pbr):
 
 def test_too_white_for_a_colour_lies_far_above_the_bare_holes_and_needs_them():
     scores = np.array([0.0, 0.1, 0.2, 0.2, 0.2 + COLOUR_WHITE_MARGIN + 0.01, 0.2 + COLOUR_WHITE_MARGIN - 0.01, 0.2 + MARGIN + 0.01])
-    assert np.flatnonzero(dark_pegs.too_white_for_a_colour(scores, _mask(7, 0, 1, 2, 3))).tolist() == [4]
-    assert not dark_pegs.too_white_for_a_colour(scores, _mask(7, 0, 1, 2)).any()
+    assert np.flatnonzero(dark_pegs.too_white_for_a_colour(scores, mask(7, 0, 1, 2, 3))).tolist() == [4]
+    assert not dark_pegs.too_white_for_a_colour(scores, mask(7, 0, 1, 2)).any()
 
 
 def test_dim_classes_are_those_darker_than_the_plastic_in_a_channel(pbr):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
+from vision_kit import mask
 
 import pegwatch.vision.reader as reader_module
 from pegwatch.vision.calibrate import truth_from_record
@@ -26,12 +27,6 @@ from pegwatch.vision.reader import BoardReader
 from pegwatch.vision.reading import ROW_UNKNOWN, TRUST_FULL
 
 
-def _mask(n, *idx):
-    out = np.zeros(n, dtype=bool)
-    out[list(idx)] = True
-    return out
-
-
 def test_a_block_is_bare_when_it_scores_as_the_frames_bare_ones_and_the_frame_shows_its_pegs():
     n = 10
     scores = np.zeros(n)
@@ -39,13 +34,13 @@ def test_a_block_is_bare_when_it_scores_as_the_frames_bare_ones_and_the_frame_sh
     bound = 0.3 + BARE_MARGIN  # the second highest reference's, not the outlier's
     scores[[0, 1, 2]] = [bound - 0.01, bound + 0.01, 0.85]
     scores[[4, 5]] = [bound + WITNESS_MARGIN + 0.5, bound + WITNESS_MARGIN + 0.1]
-    refs = _mask(n, 6, 7, 8, 9)
-    witnesses = [_mask(n, 4), _mask(n, 5)]
+    refs = mask(n, 6, 7, 8, 9)
+    witnesses = [mask(n, 4), mask(n, 5)]
     assert np.flatnonzero(bare_blocks(scores, refs, witnesses)).tolist() == [0, 3]
     # One reference says nothing of the frame's bare look.
-    assert not bare_blocks(scores, _mask(n, 6), witnesses).any()
+    assert not bare_blocks(scores, mask(n, 6), witnesses).any()
     # No hole shows a white key peg yet: a white one might not stand out here.
-    assert not bare_blocks(scores, refs, [_mask(n, 4), _mask(n)]).any()
+    assert not bare_blocks(scores, refs, [mask(n, 4), mask(n)]).any()
     # A key peg read surely that scores like a bare hole: pegs do not stand out here.
     low = scores.copy()
     low[5] = bound + WITNESS_MARGIN - 0.05
@@ -60,8 +55,8 @@ def test_a_key_colour_the_frame_lacks_is_vouched_for_by_its_calibrated_contrast(
     scores[[6, 7, 8, 9]] = [0.2, 0.3, 0.3, 0.1]
     bound = 0.3 + BARE_MARGIN
     scores[[0, 4]] = [bound - 0.01, bound + WITNESS_MARGIN + 0.6]  # 4: the frame's one white key peg
-    refs = _mask(n, 6, 7, 8, 9)
-    only_white = [_mask(n), _mask(n, 4)]  # (red, white): no red key peg in the frame
+    refs = mask(n, 6, 7, 8, 9)
+    only_white = [mask(n), mask(n, 4)]  # (red, white): no red key peg in the frame
     assert not bare_blocks(scores, refs, only_white).any()  # nothing vouches without the calibration
     assert np.flatnonzero(bare_blocks(scores, refs, only_white, (0.5, 1.0))).tolist() == [0]  # red: 0.5 less
     assert not bare_blocks(scores, refs, only_white, (0.3, 1.0)).any()  # red 0.7 less: might not stand out
