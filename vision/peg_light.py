@@ -73,15 +73,22 @@ TINT_PRIOR = 8.0
 class PegLight:
     """The fitted light on the pegs against the plastic's: a factor for the
     code pegs and one for the key pegs, each multiplying the normalised
-    linear light, and the tint both share (see :func:`tint_factor`)."""
+    linear light, and the tint both share (see :func:`tint_factor`). ``bare``
+    is the factor on a bare code hole's light (:mod:`~pegwatch.vision.bare_light`)."""
 
     code: float = 1.0
     keys: float = 1.0
     tint: float = 0.0
+    bare: float = 1.0
 
     @property
     def is_calibrations(self) -> bool:
         """Whether this is the calibration's own light."""
+        return self.code == 1.0 and self.keys == 1.0 and self.tint == 0.0 and self.bare == 1.0
+
+    @property
+    def pegs_in_calibrations(self) -> bool:
+        """Whether the pegs stand in the calibration's own light (the bare holes may not)."""
         return self.code == 1.0 and self.keys == 1.0 and self.tint == 0.0
 
     @property
@@ -156,7 +163,7 @@ def fit_peg_light(
     idx = np.flatnonzero(use)
     if len(idx) < MIN_PEG_HOLES:
         return default
-    fit = _LightFit(model, features[idx], linear[idx], peg_classes, allowed)
+    fit = LightFit(model, features[idx], linear[idx], peg_classes, allowed)
     tints = np.asarray(tints, dtype=np.float64)
     every = np.arange(len(gains))
     start = float(tints[np.argmin(np.abs(tints))])
@@ -170,7 +177,7 @@ def fit_peg_light(
             pairs = pairs + [(int(g), t0) for g in every if abs(int(g) - g0) > _TINT_SEARCH_GAINS]
     k = fit.best(gains, pairs)
     gain, tint = float(gains[pairs[k][0]]), pairs[k][1]
-    if fit.pegs(gain, tint) < MIN_PEG_HOLES:
+    if fit.lit_holes(gain, tint) < MIN_PEG_HOLES:
         return default
     return gain, tint
 
@@ -181,15 +188,20 @@ def fit_peg_light(
 _TINT_SEARCH_GAINS = 3
 
 
-class _LightFit:
-    """How well a set of holes fits the classes under a light on the pegs (see :func:`fit_peg_light`)."""
+class LightFit:
+    """How well a set of holes fits the classes under a light on the ``lit`` classes (see :func:`fit_peg_light`).
+
+    The other classes are scored at the holes' own light, or at their
+    distances ``plain`` (n, k) when given (a light already fitted for them).
+    """
 
     def __init__(
-        self, model: ColourModel, feats: FloatArray, lin: FloatArray, peg_classes: BoolArray, allowed: BoolArray | None
+        self, model: ColourModel, feats: FloatArray, lin: FloatArray, lit: BoolArray, allowed: BoolArray | None,
+        plain: FloatArray | None = None,
     ) -> None:
-        self.model, self.feats, self.lin, self.peg_classes, self.allowed = model, feats, lin, peg_classes, allowed
+        self.model, self.feats, self.lin, self.lit, self.allowed = model, feats, lin, lit, allowed
         self.ring = lab_to_linear_bgr(feats[:, 3:6])
-        self.plain = model.distances2(feats)
+        self.plain = model.distances2(feats) if plain is None else plain
         self._costs: dict[tuple[int, float], float] = {}
 
     def d2(self, factors: FloatArray) -> FloatArray:
@@ -200,7 +212,7 @@ class _LightFit:
         scaled[:, :, 0:3] = linear_bgr_to_lab(self.lin[None, :, :] * g)
         scaled[:, :, 3:6] = linear_bgr_to_lab(self.ring[None, :, :] * g)
         d2 = self.model.distances2(scaled.reshape(m * n, -1)).reshape(m, n, -1)
-        d2[:, :, ~self.peg_classes] = self.plain[None, :, ~self.peg_classes]
+        d2[:, :, ~self.lit] = self.plain[None, :, ~self.lit]
         if self.allowed is not None:
             d2[:, :, ~self.allowed] = np.inf
         return d2
@@ -216,11 +228,11 @@ class _LightFit:
                 self._costs[(g, t)] = float(c) + GAIN_PRIOR * abs(float(np.log2(gains[g]))) + TINT_PRIOR * abs(t)
         return int(np.argmin([self._costs[pair] for pair in pairs]))
 
-    def pegs(self, gain: float, tint: float) -> int:
-        """How many holes read as pegs under this light."""
+    def lit_holes(self, gain: float, tint: float) -> int:
+        """How many holes read as one of the lit classes under this light."""
         d2 = self.d2((gain * tint_factor(tint))[None, :])[0]
         nearest = d2.argmin(axis=1)
-        return int((self.peg_classes[nearest] & (d2.min(axis=1) <= self.model.reject_distance2)).sum())
+        return int((self.lit[nearest] & (d2.min(axis=1) <= self.model.reject_distance2)).sum())
 
 
 Holes = tuple[FloatArray, FloatArray, NDArray[np.bool_] | None]

