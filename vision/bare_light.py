@@ -28,6 +28,8 @@ fit needs :data:`~pegwatch.vision.peg_light.MIN_PEG_HOLES` holes at least.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -101,6 +103,27 @@ def bare_distances(
     if gain == 1.0 or linear is None:
         return d2
     out = np.array(d2, copy=True)
-    scaled = censored_distances(model, scale_features(features, linear, gain), linear * gain, clipped)
-    out[:, bare_classes] = scaled[:, bare_classes]
+    # Every frame of a fixed camera pays for this: only the bare classes are scored.
+    out[:, bare_classes] = censored_distances(
+        _bare_model(model, bare_classes), scale_features(features, linear, gain), linear * gain, clipped
+    )
     return out
+
+
+_BARE_MODELS: dict[int, tuple[ColourModel, bytes, ColourModel]] = {}
+
+
+def _bare_model(model: ColourModel, bare_classes: BoolArray) -> ColourModel:
+    """``model`` with only its bare classes, made once per model."""
+    key = np.asarray(bare_classes, dtype=bool).tobytes()
+    got = _BARE_MODELS.get(id(model))
+    if got is None or got[0] is not model or got[1] != key:
+        idx = np.flatnonzero(bare_classes)
+        sub = replace(
+            model, names=tuple(model.names[i] for i in idx), means=model.means[idx],
+            covariances=model.covariances[idx], counts=tuple(model.counts[i] for i in idx),
+        )
+        if len(_BARE_MODELS) >= 16:  # readers come and go: hold no more than a table's few models
+            _BARE_MODELS.clear()
+        got = _BARE_MODELS[id(model)] = (model, key, sub)
+    return got[2]

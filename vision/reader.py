@@ -408,7 +408,7 @@ class BoardReader:
         lin = self.sampler.key_discs_shifted(frame, loc.image_to_board, shift, loc.warp)
         disc = self._disc_model(self._km)
         d2 = disc.distances2(linear_bgr_to_lab(lin))
-        if not light.is_calibrations:
+        if not light.pegs_in_calibrations:
             d2[:, self._key_lit] = disc.distances2(linear_bgr_to_lab(lin * light.key_factor))[:, self._key_lit]
         out: NDArray[np.bool_] = self._key_is_empty[np.argmin(d2, axis=1)]
         return out
