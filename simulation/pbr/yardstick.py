@@ -2,12 +2,15 @@
 
 Definitions (``docs/testbed.md`` has them with the benchmark's keys):
 
-* A row is *judged* as the table would with what the reader knows: each
-  hole may hold its read colour (a certain hole), its candidates, or any
-  palette colour (an unknown or occluded hole without candidates); the key
-  counts are the read ones, their bounds, or anything. The row is a proven
+* A row is *judged* as the table would with what the reader knows, by the
+  rules core itself (:func:`pegwatch.rules.bounded.judge_row`): each hole
+  may hold its read colour (a certain hole), its candidates, or any palette
+  colour (an unknown or occluded hole without candidates); the key counts
+  are the read ones, their bounds, or anything. The row is a proven
   **mis-mark** when every completion disagrees with the marks, **clear**
-  when every completion agrees, and **unsure** otherwise.
+  when every completion agrees, and **unsure** otherwise; a completion
+  with a bare hole, in a game without blanks, is a row still incomplete,
+  which disagrees with nothing.
 * The secret judged against is the camera's when the reader reports a
   secret with every hole certain (what a table does with an open shield),
   else the true one (revealed at the end of the game). So an invented
@@ -21,14 +24,16 @@ Definitions (``docs/testbed.md`` has them with the benchmark's keys):
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from pegwatch.rules.codes import score
+from pegwatch.rules.bounded import BoundedRow, CountRange, Judgement
+from pegwatch.rules.bounded import judge_row as bounded_judge_row
+from pegwatch.rules.variants import Variant, get_variant
 from pegwatch.simulation.pbr.testbed import (
     LIGHT_BANDS,
     PbrBoard,
@@ -53,50 +58,40 @@ CLEAR = "clear"
 UNSURE = "unsure"
 NOT_MARKED = "not marked"
 
-_MAX_COMPLETIONS = 20_000
-
-
 def judge_row(profile: BoardProfile, secret: Sequence[str], row: RowReading, *, is_last: bool) -> str:
-    """The verdict on one read row with what is known: mismark, clear, unsure or not marked."""
+    """The verdict on one read row with what is known: mismark, clear, unsure or not marked.
+
+    The verdict is the product's own (:func:`pegwatch.rules.bounded.judge_row`,
+    what ``pegwatch judge`` gives on the read record): a hole that may be
+    bare, in a game without blanks, may be a row still incomplete, which is
+    never proved mis-marked.
+    """
     if row.status == ROW_OCCLUDED:
         return UNSURE
     keys = row.keys
     if keys.is_certain:
         if is_last and keys.black + keys.white == 0:
             return NOT_MARKED
-        marks = {(keys.black, keys.white)}
+        black, white = CountRange.exact(keys.black), CountRange.exact(keys.white)
     elif keys.black_bounds is not None and keys.white_bounds is not None:
-        (b0, b1), (w0, w1) = keys.black_bounds, keys.white_bounds
-        marks = {(b, w) for b in range(b0, b1 + 1) for w in range(w0, w1 + 1) if b + w <= profile.key_holes}
-        if not marks:
-            return UNSURE
+        black, white = CountRange(*keys.black_bounds), CountRange(*keys.white_bounds)
     else:
         return UNSURE
-    colours = tuple(profile.palette) + ((EMPTY,) if profile.blanks else ())
-    options: list[tuple[str, ...]] = []
-    n = 1
-    for h in row.holes:
-        if h.is_certain:
-            if h.colour == EMPTY and not profile.blanks:
-                return NOT_MARKED  # pegs still being placed
-            opts: tuple[str, ...] = (h.colour,)
-        else:
-            opts = tuple(c for c in (h.possible or colours) if c in colours) or colours
-        options.append(opts)
-        n *= len(opts)
-    if n * len(marks) > _MAX_COMPLETIONS:
+    if any(h.is_certain and h.colour == EMPTY for h in row.holes) and not profile.blanks:
+        return NOT_MARKED  # pegs still being placed
+    bounded = BoundedRow(tuple(h.possible for h in row.holes), black, white)
+    if not bounded.marks_pairs(profile.holes):
         return UNSURE
-    agree = disagree = False
-    for guess in itertools.product(*options):
-        fb = score(tuple(secret), guess)
-        for m in marks:
-            if (fb.black, fb.white) == m:
-                agree = True
-            else:
-                disagree = True
-            if agree and disagree:
-                return UNSURE
-    return MISMARK if disagree else CLEAR
+    verdict = bounded_judge_row(tuple(secret), bounded, _variant(profile)).verdict
+    return MISMARK if verdict is Judgement.MISMARK else CLEAR if verdict is Judgement.CORRECT else UNSURE
+
+
+def _variant(profile: BoardProfile) -> Variant:
+    """The MSO tournament's rules, on the profile's board (its palette, holes, rows and blanks)."""
+    return replace(
+        get_variant("mso"), name=profile.name, palette=tuple(profile.palette), colours=len(profile.palette),
+        holes=profile.holes, rows=profile.rows, blanks=profile.blanks,
+    )
 
 
 def _secret_read(reading: BoardReading) -> tuple[str, ...] | None:

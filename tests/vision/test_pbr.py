@@ -170,6 +170,20 @@ def test_judge_row_proves_clears_or_stays_unsure():
     assert judge_row(p, secret, _row(["occluded"] * 4, 0, 0, "occluded"), is_last=False) == UNSURE
 
 
+def test_a_hole_that_may_be_bare_leaves_a_row_unsure_as_the_rules_core_does():
+    """Black or bare: black gives 3 right-place keys, not the 0 marked; bare would be a row still
+    incomplete, whose marks are never proved wrong (rules.bounded.judge_row, and so pegwatch judge)."""
+    p = load_profile("invicta-12x4")
+    secret = ("red", "blue", "green", "white")
+    row = _row(["red", "blue", "green", "unknown"], 0, 0, "unknown")
+    doubtful = HoleReading("unknown", 0.6, (("black", 0.6), ("empty", 0.4)))
+    row = RowReading(1, row.holes[:3] + (doubtful,), row.keys, "unknown")
+    assert judge_row(p, secret, row, is_last=False) == UNSURE
+    black_or_yellow = HoleReading("unknown", 0.6, (("black", 0.6), ("yellow", 0.4)))
+    row = RowReading(1, row.holes[:3] + (black_or_yellow,), row.keys, "unknown")
+    assert judge_row(p, secret, row, is_last=False) == MISMARK
+
+
 @pytest.mark.slow
 def test_pegwatch_calibrate_and_read_on_a_cached_board(table, cases, tmp_path):
     """The command line's own path: `pegwatch calibrate` on the cached photos, then `pegwatch read --json`."""
