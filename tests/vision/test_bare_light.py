@@ -3,7 +3,7 @@
 import numpy as np
 
 from pegwatch.vision.bare_light import bare_distances, fit_bare_gain, past_the_game
-from pegwatch.vision.peg_light import MIN_PEG_HOLES, scale_features
+from pegwatch.vision.peg_light import MIN_PEG_HOLES, PegLight, scale_features
 from pegwatch.vision.reader import BoardReader
 from pegwatch.vision.reading import EMPTY, ROW_EMPTY
 
@@ -76,3 +76,11 @@ def test_rows_past_the_game_read_bare_where_the_recesses_are_dark(pbr):
     assert reader.last_peg_light.bare > 1.2
     for row in reading.rows[6:]:
         assert row.status == ROW_EMPTY, row
+
+
+def test_a_bare_light_is_not_the_calibrations_light_but_leaves_the_pegs_in_it():
+    light = PegLight(bare=1.4)
+    assert not light.is_calibrations  # a hole read bare in a row in play must prove it
+    assert light.pegs_in_calibrations  # the peg classes are not widened for it
+    assert PegLight().is_calibrations and PegLight().pegs_in_calibrations
+    assert not PegLight(code=0.5).pegs_in_calibrations

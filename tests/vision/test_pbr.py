@@ -177,10 +177,10 @@ def test_a_hole_that_may_be_bare_leaves_a_row_unsure_as_the_rules_core_does():
     secret = ("red", "blue", "green", "white")
     row = _row(["red", "blue", "green", "unknown"], 0, 0, "unknown")
     doubtful = HoleReading("unknown", 0.6, (("black", 0.6), ("empty", 0.4)))
-    row = RowReading(1, row.holes[:3] + (doubtful,), row.keys, "unknown")
+    row = RowReading(1, (*row.holes[:3], doubtful), row.keys, "unknown")
     assert judge_row(p, secret, row, is_last=False) == UNSURE
     black_or_yellow = HoleReading("unknown", 0.6, (("black", 0.6), ("yellow", 0.4)))
-    row = RowReading(1, row.holes[:3] + (black_or_yellow,), row.keys, "unknown")
+    row = RowReading(1, (*row.holes[:3], black_or_yellow), row.keys, "unknown")
     assert judge_row(p, secret, row, is_last=False) == MISMARK
 
 
