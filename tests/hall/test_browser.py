@@ -108,6 +108,13 @@ def test_the_arbiter_sees_the_hall_live_in_a_real_browser(broker, hub, browser, 
         hidden_at = clock.text_content() or ""
         page.wait_for_timeout(1500)
         assert clock.text_content() == hidden_at
+        # Nor is it drawn when a state arrives for it (a large hall sends a thousand a second):
+        # table 1's clock moves on five seconds while its card is out of view.
+        sent_ms = clock.get_attribute("data-remaining-ms")
+        one.step(5)
+        page.wait_for_function("([sel, ms]) => document.querySelector(sel).dataset.remainingMs !== ms",
+                               arg=["#clock-1-black", sent_ms])
+        assert clock.text_content() == hidden_at
         page.evaluate("document.body.style.paddingTop = ''")
         page.wait_for_function("([sel, text]) => document.querySelector(sel).textContent !== text",
                                arg=["#clock-1-black", hidden_at])

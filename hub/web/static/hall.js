@@ -60,13 +60,16 @@
     });
   }) : null;
 
-  function tick(all) {
+  function tick() {
     var now = performance.now();
     runningClocks.forEach(function (clock) {
-      if (all === true || clock.pegwatchCard.pegwatchOnScreen !== false) showClock(clock, now);
+      if (clock.pegwatchCard.pegwatchOnScreen !== false) showClock(clock, now);
     });
   }
-  window.addEventListener("beforeprint", function () { tick(true); });
+  window.addEventListener("beforeprint", function () {
+    var now = performance.now();
+    document.querySelectorAll(".clock").forEach(function (clock) { showClock(clock, now); });
+  });
 
   function adopt(card) {
     stamp(card);
@@ -75,7 +78,9 @@
     card.querySelectorAll(".clock").forEach(function (clock) {
       clock.pegwatchCard = card;
       keepClock(clock, card.dataset.table);
-      showClock(clock, now);
+      // A card out of view is drawn as it comes into view (the watcher), or before printing:
+      // a state arriving for it (a thousand a second in a large hall) draws nothing.
+      if (card.pegwatchOnScreen !== false) showClock(clock, now);
     });
   }
 
