@@ -35,7 +35,7 @@ from numpy.typing import NDArray
 
 from pegwatch.vision.censored import censored_distances
 from pegwatch.vision.colour import ColourModel
-from pegwatch.vision.peg_light import MIN_PEG_HOLES, Holes, LightFit, scale_features
+from pegwatch.vision.peg_light import Holes, fit_gain, scale_features
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -79,19 +79,24 @@ def fit_bare_gain(
     ok = np.asarray(use, dtype=bool).copy()
     if clipped is not None:
         ok &= ~np.asarray(clipped, dtype=bool)[: len(ok)].any(axis=1)
-    idx = np.flatnonzero(ok)
-    if len(idx) < MIN_PEG_HOLES:
-        return 1.0
-    fit = LightFit(model, features[idx], linear[idx], bare_classes, allowed, plain=others[idx])
-    pairs = [(g, 0.0) for g in range(len(gains))]
-    gain = float(gains[fit.best(gains, pairs)])
-    if fit.lit_holes(gain, 0.0) < MIN_PEG_HOLES:
-        return 1.0
-    return gain
+    n = len(ok)
+    return fit_gain(
+        model, features[:n], linear[:n], use=ok, peg_classes=bare_classes, allowed=allowed, gains=gains, plain=others[:n]
+    )
+
+
+def bare_model(model: ColourModel, bare_classes: BoolArray) -> ColourModel:
+    """``model`` with only its bare classes. A tint widens only the peg classes
+    (:func:`~pegwatch.vision.tint.widened`), so one serves the reader in every light."""
+    idx = np.flatnonzero(bare_classes)
+    return replace(
+        model, names=tuple(model.names[i] for i in idx), means=model.means[idx],
+        covariances=model.covariances[idx], counts=tuple(model.counts[i] for i in idx),
+    )
 
 
 def bare_distances(
-    model: ColourModel,
+    bare: ColourModel,
     bare_classes: BoolArray,
     gain: float,
     d2: FloatArray,
@@ -99,31 +104,11 @@ def bare_distances(
     linear: FloatArray | None,
     clipped: NDArray[np.bool_] | None,
 ) -> FloatArray:
-    """``d2`` (n, k) with the bare classes' distances taken in the bare holes' light (``gain``)."""
+    """``d2`` (n, k) with the ``bare_classes`` columns taken in the bare holes' light (``gain``);
+    ``bare`` is the model of those classes alone (:func:`bare_model`)."""
     if gain == 1.0 or linear is None:
         return d2
     out = np.array(d2, copy=True)
     # Every frame of a fixed camera pays for this: only the bare classes are scored.
-    out[:, bare_classes] = censored_distances(
-        _bare_model(model, bare_classes), scale_features(features, linear, gain), linear * gain, clipped
-    )
+    out[:, bare_classes] = censored_distances(bare, scale_features(features, linear, gain), linear * gain, clipped)
     return out
-
-
-_BARE_MODELS: dict[int, tuple[ColourModel, bytes, ColourModel]] = {}
-
-
-def _bare_model(model: ColourModel, bare_classes: BoolArray) -> ColourModel:
-    """``model`` with only its bare classes, made once per model."""
-    key = np.asarray(bare_classes, dtype=bool).tobytes()
-    got = _BARE_MODELS.get(id(model))
-    if got is None or got[0] is not model or got[1] != key:
-        idx = np.flatnonzero(bare_classes)
-        sub = replace(
-            model, names=tuple(model.names[i] for i in idx), means=model.means[idx],
-            covariances=model.covariances[idx], counts=tuple(model.counts[i] for i in idx),
-        )
-        if len(_BARE_MODELS) >= 16:  # readers come and go: hold no more than a table's few models
-            _BARE_MODELS.clear()
-        got = _BARE_MODELS[id(model)] = (model, key, sub)
-    return got[2]

@@ -130,12 +130,13 @@ def fit_gain(
     gains: FloatArray = PEG_GAINS,
     tint: float = 0.0,
     default: float = 1.0,
+    plain: FloatArray | None = None,
 ) -> float:
     """The factor on the pegs' light (in a light ``tint`` warmer than the plastic's) under which
     the ``use`` holes best fit their nearest classes; see :func:`fit_peg_light`."""
     gain, _ = fit_peg_light(
         model, features, linear, use=use, peg_classes=peg_classes, allowed=allowed, gains=gains,
-        tints=np.array([tint]), default=(default, tint),
+        tints=np.array([tint]), default=(default, tint), plain=plain,
     )
     return gain
 
@@ -151,6 +152,7 @@ def fit_peg_light(
     gains: FloatArray = PEG_GAINS,
     tints: FloatArray = PEG_TINTS,
     default: tuple[float, float] = (1.0, 0.0),
+    plain: FloatArray | None = None,
 ) -> tuple[float, float]:
     """The factor and the tint of the pegs' light under which the ``use`` holes best fit their nearest classes.
 
@@ -159,11 +161,12 @@ def fit_peg_light(
     (or ``tints``' only one), every tint near the best factor, then every
     factor at the best tint. Returns ``default`` (the calibration's light)
     when fewer than ``MIN_PEG_HOLES`` holes look like pegs under the best fit.
+    ``plain``: the other classes' distances (n, k) in a light already fitted for them.
     """
     idx = np.flatnonzero(use)
     if len(idx) < MIN_PEG_HOLES:
         return default
-    fit = LightFit(model, features[idx], linear[idx], peg_classes, allowed)
+    fit = _LightFit(model, features[idx], linear[idx], peg_classes, allowed, None if plain is None else plain[idx])
     tints = np.asarray(tints, dtype=np.float64)
     every = np.arange(len(gains))
     start = float(tints[np.argmin(np.abs(tints))])
@@ -188,7 +191,7 @@ def fit_peg_light(
 _TINT_SEARCH_GAINS = 3
 
 
-class LightFit:
+class _LightFit:
     """How well a set of holes fits the classes under a light on the ``lit`` classes (see :func:`fit_peg_light`).
 
     The other classes are scored at the holes' own light, or at their

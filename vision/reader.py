@@ -113,6 +113,7 @@ class BoardReader:
         self._key_is_empty = np.array([n == EMPTY for n in key_names])
         self._code_is_peg = np.array([n not in (EMPTY, SHIELD) for n in names])
         self._code_is_bare = np.array([n == EMPTY for n in names])
+        self._bare_model = bare_light.bare_model(self.code_model, self._code_is_bare)
         self._key_is_peg = ~self._key_is_empty
         # A dark neutral peg (black) shows the room's sheen more than its own colour:
         # it is not seen in the pegs' light (see pegwatch.vision.peg_light).
@@ -204,7 +205,7 @@ class BoardReader:
             self._cm, self._code_lit, light.code_factor, f.code, f.code_linear, f.code_clipped,
             f.code_head, f.code_head_linear, f.code_head_clipped,
         )
-        code_d2 = bare_light.bare_distances(self._cm, self._code_is_bare, light.bare, code_d2, f.code, f.code_linear, f.code_clipped)
+        code_d2 = bare_light.bare_distances(self._bare_model, self._code_is_bare, light.bare, code_d2, f.code, f.code_linear, f.code_clipped)
         key_d2 = peg_distances(
             self._km, self._key_lit, light.key_factor, f.keys, f.key_linear, f.key_clipped,
             f.key_head, f.key_head_linear, f.key_head_clipped,

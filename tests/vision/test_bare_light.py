@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from pegwatch.vision.bare_light import bare_distances, fit_bare_gain, past_the_game
+from pegwatch.vision.bare_light import bare_distances, bare_model, fit_bare_gain, past_the_game
 from pegwatch.vision.peg_light import MIN_PEG_HOLES, PegLight, scale_features
 from pegwatch.vision.reader import BoardReader
 from pegwatch.vision.reading import EMPTY, ROW_EMPTY
@@ -49,7 +49,7 @@ def test_a_shade_on_every_bare_hole_is_found_and_undone(invicta_table, invicta_c
     gain = fit_bare_gain(model, (dark, dark_lin, None), others, use=bare, bare_classes=is_bare)
     assert abs(np.log(gain * 0.6)) < 0.1
     # In that light the bare class is where the holes are again; the pegs' classes are not moved.
-    d2 = bare_distances(model, is_bare, gain, others, dark, dark_lin, None)
+    d2 = bare_distances(bare_model(model, is_bare), is_bare, gain, others, dark, dark_lin, None)
     assert np.median(d2[bare][:, is_bare]) < np.median(others[bare][:, is_bare]) / 2
     assert np.array_equal(d2[:, ~is_bare], others[:, ~is_bare])
     # Too few holes say nothing about the light, and a clipped hole says nothing at all.
