@@ -23,7 +23,10 @@ those from a hand or a sleeve (:class:`CoverGraph`):
 * shape and extent: odd cells and unreadable holes are joined into
   connected objects (explained cells only along their strip, anything
   else in two dimensions), and an object is a cover when it holds at least
-  one odd cell no peg explains.
+  one odd cell no peg explains. A hand or a sleeve is an object wider than
+  the probes' spacing; one cell alone that is only faintly odd (see
+  :class:`CellFlags`) is sensor noise on a dark plastic, or a shadow lit by
+  a second lamp of another colour, not a cover.
 
 A row is covered only where something is over it: the holes within reach
 of a cover are occluded, the rest of the row keeps its reading.
@@ -62,6 +65,12 @@ PLASTIC_EDGE_SPREAD = 3.0
 #: and this many times more on one side than on the other, establish it.
 MIN_SHADOW_PAIRS = 3
 SHADOW_SIDE_RATIO = 3.0
+#: A cell is faintly odd when its channel ratios differ by less than this
+#: factor (the square of PLASTIC_CHROMA_RATIO: no further past the line
+#: than the line lies from the plastic) and its brightness is one light
+#: can give. The cell's median takes the colour of whatever covers most of
+#: it, so an object over it is seldom faint.
+FAINT_CHROMA_RATIO = PLASTIC_CHROMA_RATIO**2
 #: A cell is a shaded mix of a peg's colour and the plastic's when the
 #: least-squares mix leaves less than this fraction of it unexplained.
 MIX_RESIDUAL = 0.08
@@ -73,13 +82,15 @@ class CellFlags:
     bright, or an edge across it), ``shaded`` (odd, but with the plastic's
     own chroma: a shadow or an edge of one), ``edge`` (odd only for an edge
     across it or a step to its neighbour: the plastic's chroma and a
-    brightness light can give it) and ``plastic`` (bare plastic, possibly
-    in a soft shadow: used for local shading)."""
+    brightness light can give it), ``plastic`` (bare plastic, possibly
+    in a soft shadow: used for local shading) and ``faint`` (odd, with a
+    chroma under FAINT_CHROMA_RATIO and a brightness light can give)."""
 
     odd: BoolArray
     shaded: BoolArray
     edge: BoolArray
     plastic: BoolArray
+    faint: BoolArray
 
 
 def cell_flags(
@@ -105,8 +116,10 @@ def cell_flags(
         odd[b[step & ~darker_a]] = True
     odd &= ~layout.shield_inner
     shaded = odd & (chroma <= PLASTIC_CHROMA_RATIO) & (grey <= hi)
-    edge = odd & (chroma <= PLASTIC_CHROMA_RATIO) & (grey >= lo) & (grey <= hi)
-    return CellFlags(odd=odd, shaded=shaded, edge=edge, plastic=~odd & ~layout.shield_inner)
+    lit = (grey >= lo) & (grey <= hi)
+    edge = odd & (chroma <= PLASTIC_CHROMA_RATIO) & lit
+    faint = odd & (chroma <= FAINT_CHROMA_RATIO) & lit
+    return CellFlags(odd=odd, shaded=shaded, edge=edge, plastic=~odd & ~layout.shield_inner, faint=faint)
 
 
 class CoverGraph:
@@ -207,6 +220,7 @@ class CoverGraph:
         lean: FloatArray | None = None,
         edge: BoolArray | None = None,
         bare: BoolArray | None = None,
+        faint: BoolArray | None = None,
     ) -> Cover:
         """The covers among ``odd`` cells and unreadable holes.
 
@@ -229,7 +243,8 @@ class CoverGraph:
         An object is a cover when it holds at least one odd cell no peg
         explains and that is not only an ``edge`` (a shadow's edge crossing a
         cell, a step in the light): a row of peg shadows alone is not one,
-        the same shadows beside a sleeve are part of it.
+        the same shadows beside a sleeve are part of it. Nor is one ``faint``
+        cell with nothing odd or unreadable beside it.
 
         The holes within reach of a cover are occluded, except those the
         reader says are seen bare (``bare``, code then key holes; see
@@ -257,8 +272,11 @@ class CoverGraph:
             adj = self.local[np.ix_(ids, ids)] | (near & (sub_foreign[:, None] | sub_foreign[None, :]))
             around_shield = np.zeros(len(ids), dtype=bool)
             around_shield[: int(np.sum(ids < nc))] = self.layout.around_shield[ids[ids < nc]]
+            lone_faint = np.zeros(len(ids), dtype=bool)
+            if faint is not None:
+                lone_faint[: int(np.sum(ids < nc))] = faint[ids[ids < nc]]
             for comp in _components(adj):
-                if not sub_foreign[comp].any():
+                if not sub_foreign[comp].any() or (len(comp) == 1 and lone_faint[comp[0]]):
                     continue
                 # A closed shield stands up: seen at a slant, its sides and
                 # top lie over the cells around it. Those cells alone speak

@@ -234,7 +234,7 @@ class BoardReader:
             hole_linear=self._hole_linear(f),
             plastic=np.asarray(self.calibration.plastic_linear, dtype=np.float64),
             lean=lean,
-            edge=f.cell_edge,
+            edge=f.cell_edge, faint=f.cell_faint,
             bare=unplayed,
         )
         self.last_cover = cover

@@ -77,8 +77,8 @@ class Features:
     ``row_covered``: per row (then the secret row), whether a cover lies
     over it, from the cells alone (see :mod:`pegwatch.vision.cover`; the
     reader adds its unreadable holes). ``cell_odd``: cells that are not
-    bare plastic (``cell_shaded``: of those, the ones with the plastic's
-    chroma); ``cell_grey``/``cell_chroma``: each cell's brightness and
+    bare plastic (``cell_shaded``, ``cell_edge``, ``cell_faint``: of those,
+    the kinds :class:`~pegwatch.vision.cover.CellFlags` names); ``cell_grey``/``cell_chroma``: each cell's brightness and
     chroma ratio to the light model; ``cell_linear``: its normalised linear
     BGR (bare plastic reads as the calibration's plastic colour).
     ``code_head`` ... ``key_head_linear``: the same as ``code`` ...
@@ -101,6 +101,7 @@ class Features:
     cell_odd: NDArray[np.bool_] | None = None
     cell_shaded: NDArray[np.bool_] | None = None
     cell_edge: NDArray[np.bool_] | None = None
+    cell_faint: NDArray[np.bool_] | None = None
     cell_grey: FloatArray | None = None
     cell_chroma: FloatArray | None = None
     cell_linear: FloatArray | None = None
@@ -386,7 +387,7 @@ class BoardSampler:
         spread = (lum.std(axis=1) / np.maximum(lum.mean(axis=1), 1.0)).astype(np.float64)
         flags = cell_flags(self.layout, chroma, grey, spread)
         cell_ok = flags.plastic
-        row_covered = self.cover.find(flags.odd, flags.shaded, edge=flags.edge).rows if covers else None
+        row_covered = self.cover.find(flags.odd, flags.shaded, edge=flags.edge, faint=flags.faint).rows if covers else None
 
         # Local grey shading from the plastic-like cells beside each hole.
         lo, hi = PLASTIC_BRIGHTNESS_RANGE
@@ -419,7 +420,7 @@ class BoardSampler:
         h = heads if heads is not None else (None,) * 6
         return Features(
             plane[0], plane[1], cell_ok, signatures, mean_plastic, plane[2], plane[3], plane[4], plane[5],
-            row_covered=row_covered, cell_odd=flags.odd, cell_shaded=flags.shaded, cell_edge=flags.edge,
+            row_covered=row_covered, cell_odd=flags.odd, cell_shaded=flags.shaded, cell_edge=flags.edge, cell_faint=flags.faint,
             cell_grey=grey, cell_chroma=chroma, cell_linear=cell_norm,
             code_head=h[0], key_head=h[1], code_head_clipped=h[2], key_head_clipped=h[3],
             code_head_linear=h[4], key_head_linear=h[5], code_plastic=code_light,

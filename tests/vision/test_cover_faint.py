@@ -1,0 +1,81 @@
+"""One faintly odd cell alone is noise on the plastic, not a hand; the same cell with company is one."""
+
+import numpy as np
+import pytest
+
+from pegwatch.vision.cells import build_layout
+from pegwatch.vision.cover import FAINT_CHROMA_RATIO, PLASTIC_CHROMA_RATIO, CoverGraph, cell_flags
+from pegwatch.vision.profile import load_profile
+
+
+@pytest.fixture(scope="module")
+def graph():
+    p = load_profile("invicta-12x4")
+    return p, CoverGraph(p, build_layout(p))
+
+
+def _cell_beside_row(g, row):
+    """A cell beside ``row``'s holes, away from the shield, and a neighbour of it on the board."""
+    lay = g.layout
+    cell = next(c for c in lay.row_cells[row - 1] if not lay.around_shield[c] and not lay.shield_inner[c])
+    neighbour = next(int(c) for c in np.flatnonzero(g.near[cell, : g.n_cells]) if not lay.around_shield[c])
+    return cell, neighbour
+
+
+def _flags(g, chroma_of, grey_of=None):
+    n = g.n_cells
+    chroma, grey, spread = np.ones(n), np.ones(n), np.full(n, 0.05)
+    for c, v in chroma_of.items():
+        chroma[c] = v
+    for c, v in (grey_of or {}).items():
+        grey[c] = v
+    return cell_flags(g.layout, chroma, grey, spread)
+
+
+def _cover(g, flags, code_unread=None):
+    return g.find(
+        flags.odd, flags.shaded, code_pegs=np.zeros(g.n_code, dtype=bool), key_pegs=np.zeros(g.n_keys, dtype=bool),
+        code_unread=code_unread, edge=flags.edge, faint=flags.faint,
+    )
+
+
+def test_a_cell_is_faint_only_a_little_past_the_plastic_s_chroma_in_a_light_it_can_have(graph):
+    _, g = graph
+    cell, other = _cell_beside_row(g, 6)
+    mid = float(np.sqrt(PLASTIC_CHROMA_RATIO * FAINT_CHROMA_RATIO))
+    flags = _flags(g, {cell: mid, other: FAINT_CHROMA_RATIO * 1.2})
+    assert flags.odd[cell] and flags.faint[cell]
+    assert flags.odd[other] and not flags.faint[other]
+    dark = _flags(g, {cell: mid}, {cell: 0.2})
+    assert dark.odd[cell] and not dark.faint[cell]
+
+
+def test_one_faint_cell_alone_covers_nothing(graph):
+    _, g = graph
+    cell, _ = _cell_beside_row(g, 6)
+    cover = _cover(g, _flags(g, {cell: 1.5}))
+    assert not cover.rows.any() and not cover.code.any() and not cover.keys.any()
+
+
+def test_a_strongly_odd_cell_alone_is_a_cover(graph):
+    _, g = graph
+    cell, _ = _cell_beside_row(g, 6)
+    cover = _cover(g, _flags(g, {cell: 3.0}))
+    assert cover.cells[cell] and cover.rows.any()
+
+
+def test_two_faint_cells_together_are_an_object(graph):
+    _, g = graph
+    cell, neighbour = _cell_beside_row(g, 6)
+    cover = _cover(g, _flags(g, {cell: 1.5, neighbour: 1.5}))
+    assert cover.cells[cell] and cover.cells[neighbour] and cover.rows.any()
+
+
+def test_a_faint_cell_beside_an_unreadable_hole_is_an_object(graph):
+    _, g = graph
+    cell, _ = _cell_beside_row(g, 6)
+    hole = next(i for i, beside in enumerate(g.layout.code_cells) if cell in beside)
+    unread = np.zeros(g.n_code, dtype=bool)
+    unread[hole] = True
+    cover = _cover(g, _flags(g, {cell: 1.5}), code_unread=unread)
+    assert cover.cells[cell] and cover.code[hole]
