@@ -221,6 +221,7 @@ class CoverGraph:
         edge: BoolArray | None = None,
         bare: BoolArray | None = None,
         faint: BoolArray | None = None,
+        fit_trusted: bool = False,
     ) -> Cover:
         """The covers among ``odd`` cells and unreadable holes.
 
@@ -238,7 +239,11 @@ class CoverGraph:
         it outright: per hole (code then key holes), where the top of a
         peg's head appears on the board plane relative to the hole (mm); a
         mix cell is then explained when it lies that way, within the head's
-        reach.
+        reach. A ``faint`` mix cell is explained on either side, on a fit
+        the reader trusts to accuse from (``fit_trusted``): mostly plastic,
+        tinted by the peg beside it (the light the peg throws, its side
+        under the fill lamp). On a doubted fit such a cell may be a peg the
+        grid misses by a hole, and it must stay a cover.
 
         An object is a cover when it holds at least one odd cell no peg
         explains and that is not only an ``edge`` (a shadow's edge crossing a
@@ -256,7 +261,9 @@ class CoverGraph:
         code_u = zeros_c if code_unread is None else code_unread
         key_u = zeros_k if key_unread is None else key_unread
         pegs = np.concatenate([zeros_c if code_pegs is None else code_pegs, zeros_k if key_pegs is None else key_pegs])
-        explained = self._explained(odd, shaded, pegs, cell_linear, hole_linear, plastic, lean)
+        explained = self._explained(
+            odd, shaded, pegs, cell_linear, hole_linear, plastic, lean, faint if fit_trusted else None
+        )
         active = np.concatenate([odd, code_u, key_u])
         covered = np.zeros(len(active), dtype=bool)
         shield_only = np.zeros(len(active), dtype=bool)
@@ -335,6 +342,7 @@ class CoverGraph:
         hole_linear: FloatArray | None,
         plastic: FloatArray | None,
         lean: FloatArray | None = None,
+        faint: BoolArray | None = None,
     ) -> BoolArray:
         """Odd cells that the pegs beside them (or the shield) explain (see :meth:`find`)."""
         out = np.zeros(len(odd), dtype=bool)
@@ -361,6 +369,8 @@ class CoverGraph:
         looks = np.zeros(len(cand), dtype=bool)
         looks[idx] = _mixes(cell_linear[self._pair_cell[idx]], hole_linear[self._pair_hole[idx]], plastic)
         cand &= looks
+        if faint is not None:
+            out[self._pair_cell[cand & faint[self._pair_cell]]] = True
         if lean is not None:
             toward = lean[self._pair_hole]
             along = np.sum(self._pair_vec * toward, axis=1)

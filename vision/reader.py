@@ -223,6 +223,7 @@ class BoardReader:
         unplayed, not_in_play = row_order.unplayed_bare(p, read_bare, kc.accepted & self._key_is_empty[kc.best])
         in_play = np.asarray(~not_in_play[:n_guess].reshape(p.rows, p.holes).all(axis=1), dtype=bool)
         lean = self._lean(loc)
+        found_by, ppm, sharp, reasons = self._board_facts(loc)
         cover = self.sampler.cover.find(
             odd,
             f.cell_shaded,
@@ -234,11 +235,10 @@ class BoardReader:
             hole_linear=self._hole_linear(f),
             plastic=np.asarray(self.calibration.plastic_linear, dtype=np.float64),
             lean=lean,
-            edge=f.cell_edge, faint=f.cell_faint,
+            edge=f.cell_edge, faint=f.cell_faint, fit_trusted=not reasons,
             bare=unplayed,
         )
         self.last_cover = cover
-        found_by, ppm, sharp, reasons = self._board_facts(loc)
         # Beside a found cover, a hole read bare must show as a recess (its unseen part may lie flat over pegs).
         steps, key_steps = f.code[:n_guess, 3] - f.code[:n_guess, 0], f.keys[:, 3] - f.keys[:, 0]
         code_flat, key_flat = self._recess.flat(

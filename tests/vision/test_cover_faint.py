@@ -79,3 +79,37 @@ def test_a_faint_cell_beside_an_unreadable_hole_is_an_object(graph):
     unread[hole] = True
     cover = _cover(g, _flags(g, {cell: 1.5}), code_unread=unread)
     assert cover.cells[cell] and cover.code[hole]
+
+
+def _tinted_cells_beside_a_peg(g):
+    """Two faint odd cells on both sides of row 1's first hole (a red peg there), each the
+    plastic tinted by that peg: (flags, code pegs, cell and hole colours, plastic)."""
+    pairs = np.flatnonzero(g._pair_hole == 0)
+    sides = {int(np.sign(np.dot(g._pair_vec[k], g.profile.row_step_mm))): int(g._pair_cell[k]) for k in pairs}
+    assert len(sides) == 2
+    plastic = np.array([0.10, 0.10, 0.10])
+    red = np.array([0.03, 0.04, 0.45])
+    cell_linear = np.tile(plastic, (g.n_cells, 1))
+    hole_linear = np.tile(plastic, (g.n_code + g.n_keys, 1))
+    hole_linear[0] = red
+    flags = _flags(g, {c: 1.6 for c in sides.values()})
+    for c in sides.values():
+        cell_linear[c] = 0.85 * plastic + 0.15 * red
+    pegs = np.zeros(g.n_code, dtype=bool)
+    pegs[0] = True
+    return list(sides.values()), flags, pegs, cell_linear, hole_linear, plastic
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_faint_cells_tinted_by_the_peg_beside_them_are_explained_only_on_a_trusted_fit(graph, trusted):
+    _, g = graph
+    cells, flags, pegs, cell_linear, hole_linear, plastic = _tinted_cells_beside_a_peg(g)
+    assert all(flags.faint[c] for c in cells)
+    cover = g.find(
+        flags.odd, flags.shaded, code_pegs=pegs, key_pegs=np.zeros(g.n_keys, dtype=bool),
+        cell_linear=cell_linear, hole_linear=hole_linear, plastic=plastic,
+        edge=flags.edge, faint=flags.faint, fit_trusted=trusted,
+    )
+    # Tinted on both sides of the peg: no lean explains both; only the tint does.
+    assert all(bool(cover.explained[c]) for c in cells) == trusted
+    assert bool(cover.rows.any()) == (not trusted)
