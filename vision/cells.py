@@ -347,6 +347,12 @@ def plastic_like(values: FloatArray, reference: Sequence[float]) -> NDArray[np.b
     return _one_tint(*_on_locus(values, reference))
 
 
+def on_locus(values: FloatArray, reference: Sequence[float]) -> NDArray[np.bool_]:
+    """Per cell (log linear BGR, n×3): is it the ``reference`` plastic under some light
+    (any tint in the lamps' range, unlike :func:`plastic_like`, which wants the board's)?"""
+    return _on_locus(values, reference)[1]
+
+
 def _on_locus(values: FloatArray, reference: Sequence[float]) -> tuple[FloatArray, NDArray[np.bool_]]:
     """Per cell, its tint (ln(R/B)) against ``reference`` and whether it is that
     plastic under some light, whatever its tint (two lamps of different colours)."""

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.vision.cells import PEG_REACH_MM, CellLayout, min_pitch
+from pegwatch.vision.cells import PEG_REACH_MM, CellLayout, min_pitch, on_locus
 from pegwatch.vision.profile import BoardProfile
 
 FloatArray = NDArray[np.float64]
@@ -243,7 +243,10 @@ class CoverGraph:
         the reader trusts to accuse from (``fit_trusted``): mostly plastic,
         tinted by the peg beside it (the light the peg throws, its side
         under the fill lamp). On a doubted fit such a cell may be a peg the
-        grid misses by a hole, and it must stay a cover.
+        grid misses by a hole, and it must stay a cover. On such a fit too,
+        a faint cell darker than the plastic whose colour is the plastic's
+        under another lamp (:func:`lamp_shade`) counts as ``shaded``: a
+        peg's shadow from one lamp, lit by the other.
 
         An object is a cover when it holds at least one odd cell no peg
         explains and that is not only an ``edge`` (a shadow's edge crossing a
@@ -256,6 +259,8 @@ class CoverGraph:
         ``BoardReader``: only where no game has reached yet).
         """
         nc = self.n_cells
+        if fit_trusted and shaded is not None and faint is not None and cell_linear is not None and plastic is not None:
+            shaded = shaded | (faint & lamp_shade(cell_linear, plastic))
         zeros_c = np.zeros(self.n_code, dtype=bool)
         zeros_k = np.zeros(self.n_keys, dtype=bool)
         code_u = zeros_c if code_unread is None else code_unread
@@ -384,6 +389,22 @@ class CoverGraph:
         if lead >= MIN_SHADOW_PAIRS and lead >= SHADOW_SIDE_RATIO * other:
             out[self._pair_cell[cand & (self._pair_side == side)]] = True
         return out
+
+
+def lamp_shade(cells: FloatArray, plastic: FloatArray) -> BoolArray:
+    """Per cell (normalised linear BGR): darker than the ``plastic``, and its colour under
+    some lamp (:func:`~pegwatch.vision.cells.on_locus`).
+
+    Under two lamps of different colours the light model is their mix; in
+    the shadow one lamp casts, the other lights the plastic alone, and the
+    shadow's colour moves along the blackbody locus, not only down in
+    brightness.
+    """
+    logs = np.log(np.maximum(np.asarray(cells, dtype=np.float64), 1e-6))
+    ref = np.maximum(np.asarray(plastic, dtype=np.float64), 1e-6)
+    darker = np.mean(logs - np.log(ref)[None, :], axis=1) < 0.0
+    out: BoolArray = darker & on_locus(logs, [float(v) for v in ref])
+    return out
 
 
 def _mixes(cells: FloatArray, pegs: FloatArray, plastic: FloatArray) -> BoolArray:

@@ -1,11 +1,18 @@
-"""One faintly odd cell alone is noise on the plastic, not a hand; the same cell with company is one."""
+"""Faint cells: one alone is noise on the plastic, not a hand; one tinted by its peg or by a second lamp is shade, on a trusted fit."""
 
 import numpy as np
 import pytest
 
 from pegwatch.vision.cells import build_layout
-from pegwatch.vision.cover import FAINT_CHROMA_RATIO, PLASTIC_CHROMA_RATIO, CoverGraph, cell_flags
+from pegwatch.vision.cover import (
+    FAINT_CHROMA_RATIO,
+    PLASTIC_CHROMA_RATIO,
+    CoverGraph,
+    cell_flags,
+    lamp_shade,
+)
 from pegwatch.vision.profile import load_profile
+from pegwatch.vision.tint import TINT_DIRECTION
 
 
 @pytest.fixture(scope="module")
@@ -111,5 +118,43 @@ def test_faint_cells_tinted_by_the_peg_beside_them_are_explained_only_on_a_trust
         edge=flags.edge, faint=flags.faint, fit_trusted=trusted,
     )
     # Tinted on both sides of the peg: no lean explains both; only the tint does.
+    assert all(bool(cover.explained[c]) for c in cells) == trusted
+    assert bool(cover.rows.any()) == (not trusted)
+
+
+PLASTIC = np.array([0.10, 0.10, 0.10])
+
+
+def test_a_lamp_s_shade_is_darker_plastic_moved_along_the_locus():
+    warm_shadow = PLASTIC * 0.7 * np.exp(0.5 * TINT_DIRECTION)
+    green_shadow = PLASTIC * 0.7 * np.array([0.8, 1.3, 0.8])
+    warm_highlight = PLASTIC * 1.5 * np.exp(0.5 * TINT_DIRECTION)
+    got = lamp_shade(np.array([warm_shadow, green_shadow, warm_highlight]), PLASTIC)
+    assert got.tolist() == [True, False, False]
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_a_warm_shadow_beside_a_blue_peg_is_shade_only_on_a_trusted_fit(graph, trusted):
+    """Two faint cells on both sides of a blue peg, darker and warmer than the plastic (the shadow
+    the cool lamp casts, lit by the warm one): no mix of blue and grey, no lean, explains them."""
+    _, g = graph
+    pairs = np.flatnonzero(g._pair_hole == 0)
+    cells = sorted({int(g._pair_cell[k]) for k in pairs})[:2]
+    blue = np.array([0.45, 0.05, 0.03])
+    shadow = PLASTIC * 0.7 * np.exp(0.5 * TINT_DIRECTION)
+    chroma = float(np.max(shadow / PLASTIC) / np.min(shadow / PLASTIC))
+    flags = _flags(g, {c: chroma for c in cells}, {c: 0.7 for c in cells})
+    assert all(flags.faint[c] for c in cells)
+    cell_linear = np.tile(PLASTIC, (g.n_cells, 1))
+    cell_linear[cells] = shadow
+    hole_linear = np.tile(PLASTIC, (g.n_code + g.n_keys, 1))
+    hole_linear[0] = blue
+    pegs = np.zeros(g.n_code, dtype=bool)
+    pegs[0] = True
+    cover = g.find(
+        flags.odd, flags.shaded, code_pegs=pegs, key_pegs=np.zeros(g.n_keys, dtype=bool),
+        cell_linear=cell_linear, hole_linear=hole_linear, plastic=PLASTIC,
+        edge=flags.edge, faint=flags.faint, fit_trusted=trusted,
+    )
     assert all(bool(cover.explained[c]) for c in cells) == trusted
     assert bool(cover.rows.any()) == (not trusted)
