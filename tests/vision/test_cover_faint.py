@@ -88,41 +88,41 @@ def test_a_faint_cell_beside_an_unreadable_hole_is_an_object(graph):
     assert cover.cells[cell] and cover.code[hole]
 
 
-def _tinted_cells_beside_a_peg(g):
-    """Two faint odd cells on both sides of row 1's first hole (a red peg there), each the
-    plastic tinted by that peg: (flags, code pegs, cell and hole colours, plastic)."""
+PLASTIC = np.array([0.10, 0.10, 0.10])
+
+
+def _two_cells_beside_a_peg(g, *, peg, cell, chroma, grey, trusted):
+    """Two faint odd cells of colour ``cell`` on both sides of row 1's first hole, a peg of colour
+    ``peg`` there (normalised linear BGR), found on a fit ``trusted`` or not: (cells, cover)."""
     pairs = np.flatnonzero(g._pair_hole == 0)
     sides = {int(np.sign(np.dot(g._pair_vec[k], g.profile.row_step_mm))): int(g._pair_cell[k]) for k in pairs}
-    assert len(sides) == 2
-    plastic = np.array([0.10, 0.10, 0.10])
-    red = np.array([0.03, 0.04, 0.45])
-    cell_linear = np.tile(plastic, (g.n_cells, 1))
-    hole_linear = np.tile(plastic, (g.n_code + g.n_keys, 1))
-    hole_linear[0] = red
-    flags = _flags(g, {c: 1.6 for c in sides.values()})
-    for c in sides.values():
-        cell_linear[c] = 0.85 * plastic + 0.15 * red
+    cells = list(sides.values())
+    assert len(cells) == 2
+    flags = _flags(g, {c: chroma for c in cells}, {c: grey for c in cells})
+    assert all(flags.faint[c] for c in cells)
+    cell_linear = np.tile(PLASTIC, (g.n_cells, 1))
+    cell_linear[cells] = cell
+    hole_linear = np.tile(PLASTIC, (g.n_code + g.n_keys, 1))
+    hole_linear[0] = peg
     pegs = np.zeros(g.n_code, dtype=bool)
     pegs[0] = True
-    return list(sides.values()), flags, pegs, cell_linear, hole_linear, plastic
+    return cells, g.find(
+        flags.odd, flags.shaded, code_pegs=pegs, key_pegs=np.zeros(g.n_keys, dtype=bool),
+        cell_linear=cell_linear, hole_linear=hole_linear, plastic=PLASTIC,
+        edge=flags.edge, faint=flags.faint, fit_trusted=trusted,
+    )
 
 
 @pytest.mark.parametrize("trusted", [True, False])
 def test_faint_cells_tinted_by_the_peg_beside_them_are_explained_only_on_a_trusted_fit(graph, trusted):
     _, g = graph
-    cells, flags, pegs, cell_linear, hole_linear, plastic = _tinted_cells_beside_a_peg(g)
-    assert all(flags.faint[c] for c in cells)
-    cover = g.find(
-        flags.odd, flags.shaded, code_pegs=pegs, key_pegs=np.zeros(g.n_keys, dtype=bool),
-        cell_linear=cell_linear, hole_linear=hole_linear, plastic=plastic,
-        edge=flags.edge, faint=flags.faint, fit_trusted=trusted,
+    red = np.array([0.03, 0.04, 0.45])
+    cells, cover = _two_cells_beside_a_peg(
+        g, peg=red, cell=0.85 * PLASTIC + 0.15 * red, chroma=1.6, grey=1.0, trusted=trusted
     )
     # Tinted on both sides of the peg: no lean explains both; only the tint does.
     assert all(bool(cover.explained[c]) for c in cells) == trusted
     assert bool(cover.rows.any()) == (not trusted)
-
-
-PLASTIC = np.array([0.10, 0.10, 0.10])
 
 
 def test_a_lamp_s_shade_is_darker_plastic_moved_along_the_locus():
@@ -135,26 +135,13 @@ def test_a_lamp_s_shade_is_darker_plastic_moved_along_the_locus():
 
 @pytest.mark.parametrize("trusted", [True, False])
 def test_a_warm_shadow_beside_a_blue_peg_is_shade_only_on_a_trusted_fit(graph, trusted):
-    """Two faint cells on both sides of a blue peg, darker and warmer than the plastic (the shadow
-    the cool lamp casts, lit by the warm one): no mix of blue and grey, no lean, explains them."""
+    """Darker and warmer than the plastic on both sides of a blue peg (the shadow the cool lamp
+    casts, lit by the warm one): no mix of blue and grey, and no lean, explains such cells."""
     _, g = graph
-    pairs = np.flatnonzero(g._pair_hole == 0)
-    cells = sorted({int(g._pair_cell[k]) for k in pairs})[:2]
-    blue = np.array([0.45, 0.05, 0.03])
     shadow = PLASTIC * 0.7 * np.exp(0.5 * TINT_DIRECTION)
     chroma = float(np.max(shadow / PLASTIC) / np.min(shadow / PLASTIC))
-    flags = _flags(g, {c: chroma for c in cells}, {c: 0.7 for c in cells})
-    assert all(flags.faint[c] for c in cells)
-    cell_linear = np.tile(PLASTIC, (g.n_cells, 1))
-    cell_linear[cells] = shadow
-    hole_linear = np.tile(PLASTIC, (g.n_code + g.n_keys, 1))
-    hole_linear[0] = blue
-    pegs = np.zeros(g.n_code, dtype=bool)
-    pegs[0] = True
-    cover = g.find(
-        flags.odd, flags.shaded, code_pegs=pegs, key_pegs=np.zeros(g.n_keys, dtype=bool),
-        cell_linear=cell_linear, hole_linear=hole_linear, plastic=PLASTIC,
-        edge=flags.edge, faint=flags.faint, fit_trusted=trusted,
+    cells, cover = _two_cells_beside_a_peg(
+        g, peg=np.array([0.45, 0.05, 0.03]), cell=shadow, chroma=chroma, grey=0.7, trusted=trusted
     )
     assert all(bool(cover.explained[c]) for c in cells) == trusted
     assert bool(cover.rows.any()) == (not trusted)
