@@ -260,7 +260,9 @@ class CoverGraph:
         """
         nc = self.n_cells
         if fit_trusted and shaded is not None and faint is not None and cell_linear is not None and plastic is not None:
-            shaded = shaded | (faint & lamp_shade(cell_linear, plastic))
+            tinted = np.flatnonzero(faint & odd)  # few: every frame pays for this
+            shaded = shaded.copy()
+            shaded[tinted] |= lamp_shade(cell_linear[tinted], plastic)
         zeros_c = np.zeros(self.n_code, dtype=bool)
         zeros_k = np.zeros(self.n_keys, dtype=bool)
         code_u = zeros_c if code_unread is None else code_unread
