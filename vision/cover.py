@@ -280,15 +280,19 @@ class CoverGraph:
         foreign = odd & ~explained & (np.zeros(nc, dtype=bool) if edge is None else ~edge)
         if foreign.any():
             ids = np.flatnonzero(active)
-            sub_foreign = np.zeros(len(ids), dtype=bool)
-            sub_foreign[: int(np.sum(ids < nc))] = foreign[ids[ids < nc]]
+            cell_ids = ids[ids < nc]  # the cells come first among the nodes
+
+            def per_node(cell_mask: BoolArray | None) -> BoolArray:
+                out = np.zeros(len(ids), dtype=bool)
+                if cell_mask is not None:
+                    out[: len(cell_ids)] = cell_mask[cell_ids]
+                return out
+
+            sub_foreign = per_node(foreign)
             near = self.near[np.ix_(ids, ids)]
             adj = self.local[np.ix_(ids, ids)] | (near & (sub_foreign[:, None] | sub_foreign[None, :]))
-            around_shield = np.zeros(len(ids), dtype=bool)
-            around_shield[: int(np.sum(ids < nc))] = self.layout.around_shield[ids[ids < nc]]
-            lone_faint = np.zeros(len(ids), dtype=bool)
-            if faint is not None:
-                lone_faint[: int(np.sum(ids < nc))] = faint[ids[ids < nc]]
+            around_shield = per_node(self.layout.around_shield)
+            lone_faint = per_node(faint)
             for comp in _components(adj):
                 if not sub_foreign[comp].any() or (len(comp) == 1 and lone_faint[comp[0]]):
                     continue
