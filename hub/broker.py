@@ -45,6 +45,7 @@ __all__ = [
     "BrokerError",
     "MosquittoBroker",
     "TlsFiles",
+    "ephemeral_range",
     "free_port",
     "hash_password",
     "table_user",
@@ -189,10 +190,41 @@ def _write_private(path: Path, text: str) -> None:
     os.chmod(path, 0o600)
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port nothing listens on right now."""
+#: Where the kernel says its ephemeral ports are (Linux); the usual range where it cannot.
+EPHEMERAL_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+#: The lowest port :func:`free_port` hands out (clear of the well-known and common service ports).
+LOWEST_FREE_PORT = 20000
+
+
+def ephemeral_range(path: Path = EPHEMERAL_RANGE_FILE) -> tuple[int, int]:
+    """The kernel's range of ports for outgoing connections (first, last)."""
+    try:
+        low, high = (int(v) for v in path.read_text(encoding="ascii").split())
+    except (OSError, ValueError):
+        return 32768, 60999
+    return low, high
+
+
+def free_port(host: str = "127.0.0.1", *, ephemeral: tuple[int, int] | None = None) -> int:
+    """A TCP port nothing listens on right now, outside the kernel's ephemeral range.
+
+    A broker's port must stay free while it is stopped (:meth:`MosquittoBroker.stop`
+    keeps the port for a restart). A port from the ephemeral range may meanwhile be
+    taken by any outgoing connection, even by a table retrying the stopped broker
+    (a connection to a port nothing listens on can land on itself), and the broker
+    then cannot start again.
+    """
+    low, high = ephemeral if ephemeral is not None else ephemeral_range()
+    candidates = [p for p in range(LOWEST_FREE_PORT, 65536) if not low <= p <= high]
+    for port in secrets.SystemRandom().sample(candidates, min(len(candidates), 200)):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                continue
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
+        s.bind((host, 0))  # every port outside the range is taken: any free one
         return int(s.getsockname()[1])
 
 
@@ -290,10 +322,12 @@ class MosquittoBroker:
         err = b""
         if self._process is not None and self._process.stderr is not None and self._process.poll() is not None:
             err = self._process.stderr.read() or b""
-        text = err.decode("utf-8", "replace").strip()
-        if not text and self.log_file.exists():
-            text = self.log_file.read_text(encoding="utf-8", errors="replace").strip()
-        return " | ".join(text.splitlines()[-3:]) or "no message"
+        lines = err.decode("utf-8", "replace").strip().splitlines()
+        if self.log_file.exists():
+            # Mosquitto writes its reason to the log once it has read its config; stderr
+            # may then hold only a warning (run as root).
+            lines += self.log_file.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+        return " | ".join(lines[-3:]) or "no message"
 
     def stop(self, *, timeout: float = 10.0) -> None:
         """Stop gracefully (SIGTERM: Mosquitto saves its persistence file)."""

@@ -105,6 +105,41 @@ def test_a_broker_that_cannot_start_says_why(tmp_path: Path) -> None:
         MosquittoBroker(directory=tmp_path, executable="/nonexistent/mosquitto").start()
 
 
+def test_a_broker_s_port_lies_outside_the_ports_outgoing_connections_take(tmp_path: Path) -> None:
+    """A stopped broker keeps its port for a restart; an outgoing connection (a table
+    retrying it, landing on itself) must never be able to take it meanwhile."""
+    import socket
+
+    from pegwatch.hub.broker import ephemeral_range, free_port
+
+    low, high = ephemeral_range()
+    for _ in range(20):
+        port = free_port()
+        assert not low <= port <= high
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", port))  # free
+    assert not 30000 <= free_port(ephemeral=(30000, 65535)) <= 65535
+    ranges = tmp_path / "ip_local_port_range"
+    ranges.write_text("40000\t50000\n", encoding="ascii")
+    assert ephemeral_range(ranges) == (40000, 50000)
+    assert ephemeral_range(tmp_path / "absent") == (32768, 60999)
+
+
+def test_a_broker_whose_port_is_taken_says_so(broker) -> None:
+    """Mosquitto's own reason reaches the error, not only its warning about running as root."""
+    import socket
+
+    import pytest
+
+    from pegwatch.hub.broker import BrokerError
+
+    broker.stop()
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", broker.port))  # as a connection to itself holds it
+        with pytest.raises(BrokerError, match=r"(?i)address already in use"):
+            broker.start(timeout=3.0)
+
+
 def test_tls_is_a_setting_a_table_publishes_over_mqtts(tmp_path: Path) -> None:
     import shutil
     import subprocess
