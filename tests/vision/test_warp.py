@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from vision_kit import hide_marker, hole_errors_mm
 
 from pegwatch.simulation.render import Conditions, random_contents, render
 from pegwatch.vision.localise import MarkerLocaliser, rectify
@@ -56,11 +57,6 @@ def test_remap_maps_follow_the_warp():
     assert np.abs(my.ravel() - exact[:, 1]).max() < 0.01
 
 
-def _hole_errors_mm(p, loc, out) -> np.ndarray:
-    holes = np.array(p.all_hole_centres_mm())
-    return np.linalg.norm(loc.to_board(out.project(holes)) - holes, axis=1)
-
-
 def test_a_barrel_lens_is_taken_out_from_the_markers_alone(invicta):
     c = random_contents(invicta, np.random.default_rng(5), rows_played=6)
     out = render(invicta, c, Conditions.easy().with_(k1=-0.18, tilt_x_deg=8.0), seed=5)
@@ -68,9 +64,10 @@ def test_a_barrel_lens_is_taken_out_from_the_markers_alone(invicta):
     assert bent.ok and bent.warp is not None
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("pegwatch.vision.localise.plumb.fit_radial_warp", lambda *a, **k: None)
+        mp.setattr("pegwatch.vision.localise.marker_localiser.bend_to_markers_and_edges", lambda *a, **k: None)
         plain = MarkerLocaliser(invicta, refine=False).locate(out.image)
     assert plain.warp is None
-    err_bent, err_plain = _hole_errors_mm(invicta, bent, out), _hole_errors_mm(invicta, plain, out)
+    err_bent, err_plain = hole_errors_mm(invicta, bent, out), hole_errors_mm(invicta, plain, out)
     assert err_bent.max() < 0.6 < err_plain.max()
     # to_image and to_board go through the warp both ways.
     holes = np.array(invicta.all_hole_centres_mm())
@@ -139,7 +136,7 @@ def test_a_pattern_re_fit_that_slipped_off_the_edges_is_re_placed_by_them_and_tr
     monkeypatch.setattr("pegwatch.vision.localise.marker_localiser.refine_to_grid", _slipped_by(5.0))
     loc = MarkerLocaliser(invicta).locate(out.image)
     assert loc.ok and loc.outline_mm is not None and loc.outline_mm <= OUTLINE_TOLERANCE_MM
-    assert _hole_errors_mm(invicta, loc, out).max() < 1.0
+    assert hole_errors_mm(invicta, loc, out).max() < 1.0
 
 
 def test_a_re_fit_to_edges_that_cannot_all_be_seen_stays_low_trust(invicta, monkeypatch):
@@ -150,13 +147,17 @@ def test_a_re_fit_to_edges_that_cannot_all_be_seen_stays_low_trust(invicta, monk
     real = outline.fit_edges
     calls: list[int] = []
 
-    def right_edge_hidden(gray, h, warp_to_image, size_mm):
-        # The re-fits to the edges lose the right edge (a hand over it).
-        calls.append(1)
+    def hidden(gray, h, warp_to_image, size_mm):
         got = real(gray, h, warp_to_image, size_mm)
         return (got[0], None, got[2], got[3])
 
+    def right_edge_hidden(gray, h, warp_to_image, size_mm):
+        # The re-fits to the edges lose the right edge (a hand over it).
+        calls.append(1)
+        return hidden(gray, h, warp_to_image, size_mm)
+
     monkeypatch.setattr(outline, "fit_edges", right_edge_hidden)
+    monkeypatch.setattr("pegwatch.vision.localise.plumb.fit_edges", hidden)  # no bend's search sees it either
     loc = MarkerLocaliser(invicta).locate(out.image)
     assert len(calls) == 2  # from the pattern's re-fit, then from the markers' fit
     assert loc.ok and loc.outline_mm is not None and loc.outline_mm > OUTLINE_TOLERANCE_MM
@@ -187,7 +188,7 @@ def test_with_the_bend_taken_out_four_markers_outweigh_a_slipping_pattern(invict
     loc = MarkerLocaliser(invicta).locate(out.image)
     assert loc.ok and loc.warp is not None and len(loc.markers_seen) == 4
     assert loc.outline_mm is not None and loc.outline_mm <= OUTLINE_TOLERANCE_MM
-    assert _hole_errors_mm(invicta, loc, out).max() < 1.0  # the markers' fit, not the slip
+    assert hole_errors_mm(invicta, loc, out).max() < 1.0  # the markers' fit, not the slip
 
 
 def test_an_end_of_the_board_only_extrapolation_places_is_named():
@@ -221,23 +222,10 @@ def test_a_reading_whose_far_end_is_extrapolated_is_low_trust(invicta_table, inv
     assert any("right end is placed by extrapolation" in r for r in low.trust_reasons)
 
 
-def _hide_marker(image: np.ndarray, out, marker) -> np.ndarray:
-    """The frame with ``marker`` (and its quiet zone) painted over in the tray's colour."""
-    import cv2
-
-    cx, cy = marker.centre_mm
-    r = marker.size_mm * 0.75
-    quad = out.project(np.array([[cx - r, cy - r], [cx + r, cy - r], [cx + r, cy + r], [cx - r, cy + r]]))
-    tray = np.median(image[5:15, 5:15].reshape(-1, 3), axis=0)
-    hidden = image.copy()
-    cv2.fillConvexPoly(hidden, np.round(quad).astype(np.int32), tuple(int(v) for v in tray))
-    return hidden
-
-
 def test_with_three_markers_the_board_s_straight_edges_show_the_bend(invicta):
     c = random_contents(invicta, np.random.default_rng(5), rows_played=6)
     out = render(invicta, c, Conditions.easy().with_(k1=-0.18, tilt_x_deg=8.0), seed=5)
-    image = _hide_marker(out.image, out, invicta.markers[0])
+    image = hide_marker(out.image, out, invicta.markers[0])
     bent = MarkerLocaliser(invicta, refine=False).locate(image)
     assert bent.ok and len(bent.markers_seen) == 3
     assert isinstance(bent.warp, RadialWarp) and bent.warp.k < -0.05
@@ -245,9 +233,10 @@ def test_with_three_markers_the_board_s_straight_edges_show_the_bend(invicta):
     assert not MarkerLocaliser(invicta, refine=False).locate(out.image).bend_from_edges  # four markers: sure
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("pegwatch.vision.localise.plumb.fit_bend_to_edges", lambda *a, **k: None)
+        mp.setattr("pegwatch.vision.localise.marker_localiser.bend_to_markers_and_edges", lambda *a, **k: None)
         plain = MarkerLocaliser(invicta, refine=False).locate(image)
     assert plain.warp is None
-    err_bent, err_plain = _hole_errors_mm(invicta, bent, out), _hole_errors_mm(invicta, plain, out)
+    err_bent, err_plain = hole_errors_mm(invicta, bent, out), hole_errors_mm(invicta, plain, out)
     assert err_bent.max() < 0.7 * err_plain.max()
     assert err_bent.max() < 1.0
 
@@ -255,10 +244,10 @@ def test_with_three_markers_the_board_s_straight_edges_show_the_bend(invicta):
 def test_a_straight_lens_with_three_markers_fits_no_bend(invicta):
     c = random_contents(invicta, np.random.default_rng(7), rows_played=6)
     out = render(invicta, c, Conditions.easy().with_(tilt_x_deg=8.0), seed=7)
-    loc = MarkerLocaliser(invicta, refine=False).locate(_hide_marker(out.image, out, invicta.markers[2]))
+    loc = MarkerLocaliser(invicta, refine=False).locate(hide_marker(out.image, out, invicta.markers[2]))
     assert loc.ok and len(loc.markers_seen) == 3
     assert loc.warp is None
-    assert _hole_errors_mm(invicta, loc, out).max() < 0.5
+    assert hole_errors_mm(invicta, loc, out).max() < 0.5
 
 
 def test_on_a_fit_bent_from_the_edges_a_bare_key_hole_in_play_proves_nothing(invicta_table, invicta_cal):
@@ -268,7 +257,7 @@ def test_on_a_fit_bent_from_the_edges_a_bare_key_hole_in_play_proves_nothing(inv
     c = random_contents(p, np.random.default_rng(9), rows_played=6, shield_open=True, last_row_marked=True)
     out = render(p, c, Conditions.easy().with_(k1=-0.18, tilt_x_deg=8.0, peg_set=invicta_table.peg_set), seed=9)
     reader = BoardReader(p, invicta_cal)
-    reading = reader.read(_hide_marker(out.image, out, p.markers[0]), at_ns=1)
+    reading = reader.read(hide_marker(out.image, out, p.markers[0]), at_ns=1)
     assert reader.last_localisation is not None and reader.last_localisation.bend_from_edges
     played = [r for r in reading.rows if r.row <= 6]
     bare = [r for r in played if r.status != "occluded" and r.keys.empty > 0]
@@ -306,16 +295,16 @@ def test_a_re_fit_that_slips_a_row_off_the_markers_end_is_not_taken(invicta, mon
     """With two markers at one end, a pattern re-fit a row off takes that end's
     edge out of reach: the markers' fit, which placed it, is kept."""
     out = render(invicta, random_contents(invicta, np.random.default_rng(7), rows_played=6), Conditions.easy(), seed=7)
-    image = _hide_marker(_hide_marker(out.image, out, invicta.markers[1]), out, invicta.markers[2])
+    image = hide_marker(hide_marker(out.image, out, invicta.markers[1]), out, invicta.markers[2])
     monkeypatch.setattr(
         "pegwatch.vision.localise.marker_localiser.refine_to_grid", _slipped_by(-invicta.row_step_mm[0])
     )
     loc = MarkerLocaliser(invicta).locate(image)
     assert loc.ok and loc.markers_seen == (0, 3)
-    assert _hole_errors_mm(invicta, loc, out).max() < 2.0
+    assert hole_errors_mm(invicta, loc, out).max() < 2.0
     monkeypatch.setattr("pegwatch.vision.localise.marker_localiser.end_lost", lambda *a: False)
     slipped = MarkerLocaliser(invicta).locate(image)
-    assert _hole_errors_mm(invicta, slipped, out).max() > 10.0  # what the check stops
+    assert hole_errors_mm(invicta, slipped, out).max() > 10.0  # what the check stops
 
 
 def test_an_end_is_lost_only_when_it_stops_answering():
@@ -345,4 +334,4 @@ def test_markers_a_strong_barrel_lens_bends_off_one_plane_agree_once_it_is_out(i
     assert markers_homography(img_pts, board_pts, used, frame_size=size) is not None
     loc = MarkerLocaliser(invicta).locate(out.image)
     assert loc.ok and loc.warp is not None
-    assert _hole_errors_mm(invicta, loc, out).max() < 1.0
+    assert hole_errors_mm(invicta, loc, out).max() < 1.0

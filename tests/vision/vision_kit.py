@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -11,3 +13,24 @@ def mask(n: int, *idx: int) -> NDArray[np.bool_]:
     out = np.zeros(n, dtype=bool)
     out[list(idx)] = True
     return out
+
+
+def hide_marker(image: NDArray[np.uint8], out: Any, marker: Any) -> NDArray[np.uint8]:
+    """The frame with ``marker`` (and its quiet zone) painted over in the tray's colour
+    (``out``: the render, for where the marker lies)."""
+    import cv2
+
+    cx, cy = marker.centre_mm
+    r = marker.size_mm * 0.75
+    quad = out.project(np.array([[cx - r, cy - r], [cx + r, cy - r], [cx + r, cy + r], [cx - r, cy + r]]))
+    tray = np.median(image[5:15, 5:15].reshape(-1, 3), axis=0)
+    hidden = image.copy()
+    cv2.fillConvexPoly(hidden, np.round(quad).astype(np.int32), tuple(int(v) for v in tray))
+    return hidden
+
+
+def hole_errors_mm(profile: Any, loc: Any, out: Any) -> NDArray[np.float64]:
+    """How far (mm) the localisation ``loc`` puts each hole from where the render ``out`` drew it."""
+    holes = np.array(profile.all_hole_centres_mm())
+    errors: NDArray[np.float64] = np.linalg.norm(loc.to_board(out.project(holes)) - holes, axis=1)
+    return errors

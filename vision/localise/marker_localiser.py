@@ -41,7 +41,7 @@ from pegwatch.vision.localise.outline import (
     place_by_edges,
     unpinned_edge,
 )
-from pegwatch.vision.localise.plumb import frame_bend
+from pegwatch.vision.localise.plumb import bend_to_markers_and_edges, frame_bend
 from pegwatch.vision.localise.still import StillWindows, marker_windows
 from pegwatch.vision.localise.warp import ImageWarp, LensWarp, RadialWarp, to_ideal, to_image
 from pegwatch.vision.markers import (
@@ -92,8 +92,7 @@ class MarkerLocaliser:
     size (a defocused marker's bits made steep again). The corners are refined
     at full size. With ``refine`` the fit is then nudged onto the hole
     pattern, which absorbs lens distortion at the board and a board that
-    slid on its tray; a pattern that cannot be found is reported in
-    ``quality`` rather than trusted.
+    slid on its tray; a pattern that cannot be found is reported in ``quality``.
 
     ``lens`` is the table's calibrated lens; without one a pinhole is
     estimated (:func:`~pegwatch.vision.pose.estimate_lens`).
@@ -457,6 +456,13 @@ class MarkerLocaliser:
                 h = placed[0]
                 if placed[2]:
                     outline = placed[1]
+            # No bend known: an unmodelled one may be what parts the markers from the
+            # edges. Its fit reads the board; ``outline`` still says they disagree.
+            bent = None if warp is not None or outline <= OUTLINE_TOLERANCE_MM else bend_to_markers_and_edges(
+                gray, img_pts, board_pts, size, self.profile.size_mm
+            )
+            if bent is not None:
+                (warp, h), h_markers = bent, bent[1]  # posed on the bent fit's plane, as frame_bend's
         h = h / h[2, 2]
         loose = None
         if len(used) < 3:

@@ -16,6 +16,13 @@ Only straightness counts, not where the edges lie. The bend is kept only
 when it explains far more of the crookedness than the edges' noise would
 (:data:`MIN_F`) and leaves every edge within :data:`MAX_CROOKED_PX` of
 straight; the markers' homography is then fitted under it.
+
+Where the markers and the edges disagree by more than the reader trusts
+(:data:`~pegwatch.vision.localise.outline.OUTLINE_TOLERANCE_MM`) and no
+bend is known, :func:`bend_to_markers_and_edges` looks for the one radial
+term under which both agree on one fit: an unmodelled bend moves the
+markers at the tray's corners against the board's edges between them.
+That fit places the board for reading; it never earns trust.
 """
 
 from __future__ import annotations
@@ -29,7 +36,13 @@ from numpy.typing import NDArray
 
 from pegwatch.vision.lens import Lens
 from pegwatch.vision.localise.base import apply_homography
-from pegwatch.vision.localise.outline import edge_points
+from pegwatch.vision.localise.outline import (
+    OUTLINE_TOLERANCE_MM,
+    edge_points,
+    fit_edges,
+    fit_to_outline,
+    outline_error_mm,
+)
 from pegwatch.vision.localise.warp import (
     MIN_CORNERS,
     RADIAL_RANGE,
@@ -65,6 +78,9 @@ MAX_CROOKED_PX = 0.7
 OUTLIER_PX = 1.5
 #: Points an edge needs to count.
 MIN_POINTS = 8
+#: Markers a bend read from the markers and the edges together needs: two
+#: at one end leave the far end to extrapolation, whatever the bend.
+MIN_MARKERS_FOR_BEND = 3
 
 
 def frame_bend(
@@ -202,3 +218,60 @@ def _squares_off_line(px: FloatArray) -> float:
     sxx, syy, sxy = float(c[:, 0] @ c[:, 0]), float(c[:, 1] @ c[:, 1]), float(c[:, 0] @ c[:, 1])
     # Rounding makes it a hair below zero for points exactly on a line.
     return max(0.0, 0.5 * (sxx + syy) - float(np.hypot(0.5 * (sxx - syy), sxy)))
+
+
+def bend_to_markers_and_edges(
+    gray: NDArray[np.uint8] | NDArray[np.float32],
+    img_pts: FloatArray,
+    board_pts: FloatArray,
+    frame_size: tuple[int, int],
+    board_size_mm: tuple[float, float],
+) -> tuple[RadialWarp, FloatArray] | None:
+    """The bend under which the markers' corners (px, and board mm) and all
+    four of the board's edges agree within :data:`OUTLINE_TOLERANCE_MM`,
+    and the fit (ideal px -> board mm) under it; None when no bend brings
+    them together, or fewer than :data:`MIN_MARKERS_FOR_BEND` markers were
+    seen.
+
+    For each bend tried, the markers' homography under it starts a re-fit
+    to the edges held by the corners
+    (:func:`~pegwatch.vision.localise.outline.fit_to_outline`); the bend
+    kept is the one whose worse disagreement, of an edge or of a corner, is
+    least. The fit places the board for reading, never for trust: a bend
+    is one more number to fit, and with it a marker moved a few
+    millimetres, or a board slid on its tray, can be brought within the
+    tolerance with the holes still further off than that.
+    """
+    img_pts = np.asarray(img_pts, dtype=np.float64).reshape(-1, 2)
+    board_pts = np.asarray(board_pts, dtype=np.float64).reshape(-1, 2)
+    if len(img_pts) < 4 * MIN_MARKERS_FOR_BEND:
+        return None
+
+    def placed(k: float) -> tuple[RadialWarp, FloatArray, float, float] | None:
+        warp = RadialWarp.for_frame(frame_size, k)
+        ideal = warp.to_ideal(img_pts)
+        start, _mask = cv2.findHomography(ideal, board_pts, 0)
+        if start is None:
+            return None
+        h = fit_to_outline(
+            gray, np.asarray(start, dtype=np.float64), warp.to_image, board_size_mm, ideal, board_pts, rounds=2
+        )
+        if h is None:
+            return None
+        edges = fit_edges(gray, h, warp.to_image, board_size_mm)
+        err = outline_error_mm(edges)
+        if err is None or any(e is None for e in edges):
+            return None
+        off = float(np.max(np.linalg.norm(apply_homography(h, ideal) - board_pts, axis=1)))
+        return warp, h, err, off
+
+    def worse(k: float) -> float:
+        got = placed(k)
+        return float("inf") if got is None else max(got[2], got[3])
+
+    # A coarse search: each bend tried costs a re-fit to the edges.
+    best = placed(golden_section(worse, RADIAL_RANGE, steps=6, points=8))
+    if best is None or max(best[2], best[3]) > OUTLINE_TOLERANCE_MM:
+        return None
+    logger.debug("markers and edges agree under a bend (k %.3f): edges %.1f mm, corners %.1f mm off", best[0].k, best[2], best[3])
+    return best[0], best[1]

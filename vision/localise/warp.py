@@ -172,12 +172,14 @@ def fit_radial_warp(
     return None if h is None else (warp, h)
 
 
-def golden_section(cost: Callable[[float], float], bounds: tuple[float, float], *, steps: int = 16) -> float:
-    """The bend in ``bounds`` where ``cost`` is least: a coarse grid, then a
-    golden-section search around its best point (the misfit is smooth and
-    single-dipped near its minimum; each of ``steps`` reuses one of the last
-    two costs and narrows the bracket by 0.618)."""
-    grid = np.linspace(*bounds, 14)
+def golden_section(
+    cost: Callable[[float], float], bounds: tuple[float, float], *, steps: int = 16, points: int = 14
+) -> float:
+    """The bend in ``bounds`` where ``cost`` is least: a coarse grid of
+    ``points``, then a golden-section search around its best point (the
+    misfit is smooth and single-dipped near its minimum; each of ``steps``
+    reuses one of the last two costs and narrows the bracket by 0.618)."""
+    grid = np.linspace(*bounds, points)
     costs = [cost(float(q)) for q in grid]
     i = int(np.argmin(costs))
     lo, hi = float(grid[max(i - 1, 0)]), float(grid[min(i + 1, len(grid) - 1)])
