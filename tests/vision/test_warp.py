@@ -335,3 +335,26 @@ def test_markers_a_strong_barrel_lens_bends_off_one_plane_agree_once_it_is_out(i
     loc = MarkerLocaliser(invicta).locate(out.image)
     assert loc.ok and loc.warp is not None
     assert hole_errors_mm(invicta, loc, out).max() < 1.0
+
+
+def test_a_known_bend_is_sure_only_while_every_marker_corner_agrees(invicta):
+    """A sleeve over a marker's edge moves the corner the detector finds
+    (10 px on seed 2, table 503, case 39): the markers' fit must not then
+    be held against the hole pattern as if it were sure."""
+    from pegwatch.vision.lens import Lens
+    from pegwatch.vision.localise.plumb import corners_agree, frame_bend
+    from pegwatch.vision.localise.warp import LensWarp
+
+    lens = Lens(np.array([[1000.0, 0, 640.0], [0, 1000.0, 360.0], [0, 0, 1]]), np.array([-0.15, 0.03, 0.0, 0.0, 0.0]),
+                (1280, 720), 0.3, 12)
+    board = np.array([c for m in invicta.markers for c in m.corners_mm()], dtype=np.float64)
+    board_to_ideal = np.array([[3.4, 0.08, 190.0], [-0.05, 3.3, 210.0], [2e-5, 1e-4, 1.0]])
+    img = lens.distort_points(apply_homography(board_to_ideal, board))
+    gray = np.zeros((720, 1280), dtype=np.uint8)
+    warp, fit, sure = frame_bend(lens, gray, img, board, np.eye(3), invicta.size_mm)
+    assert isinstance(warp, LensWarp) and sure
+    assert corners_agree(warp, fit, img, board)
+    hidden = img.copy()
+    hidden[5] += (10.0, 0.0)  # one corner of the second marker, found along a sleeve's edge
+    warp, fit, sure = frame_bend(lens, gray, hidden, board, np.eye(3), invicta.size_mm)
+    assert isinstance(warp, LensWarp) and not sure

@@ -36,6 +36,7 @@ from numpy.typing import NDArray
 
 from pegwatch.vision.lens import Lens
 from pegwatch.vision.localise.base import apply_homography
+from pegwatch.vision.localise.marker_plane import MAX_MARKER_RMS_MM
 from pegwatch.vision.localise.outline import (
     OUTLINE_TOLERANCE_MM,
     edge_points,
@@ -95,8 +96,9 @@ def frame_bend(
     (``h`` itself without a bend), and whether the bend is sure enough to
     hold the markers' fit against the hole pattern's.
 
-    A calibrated ``lens`` says it (sure). Otherwise every marker's corners
-    fit it (:func:`~pegwatch.vision.localise.warp.fit_radial_warp`; sure),
+    A calibrated ``lens`` says it (sure, while every corner agrees:
+    :func:`corners_agree`). Otherwise every marker's corners fit it
+    (:func:`~pegwatch.vision.localise.warp.fit_radial_warp`; sure, as before),
     or, with fewer markers, the board's own straight edges
     (:func:`fit_bend_to_edges`; not sure: an edge's points are noisier than
     a marker's corners). A bend kept from another frame is never used:
@@ -105,17 +107,33 @@ def frame_bend(
     """
     img_pts = np.asarray(img_pts, dtype=np.float64).reshape(-1, 2)
     if lens is not None and lens.measured and lens.has_distortion:
-        found, _mask = cv2.findHomography(lens.undistort_points(img_pts), board_pts, 0)
+        warp = LensWarp(lens)
+        found, _mask = cv2.findHomography(warp.to_ideal(img_pts), board_pts, 0)
         if found is None:
             return None, h, False
-        return LensWarp(lens), np.asarray(found, dtype=np.float64) / found[2, 2], True
+        bent = np.asarray(found, dtype=np.float64) / found[2, 2]
+        return warp, bent, corners_agree(warp, bent, img_pts, board_pts)
     size = (gray.shape[1], gray.shape[0])
     fitted = fit_radial_warp(img_pts, board_pts, size)
     if fitted is not None:
-        return fitted[0], fitted[1], True
+        return fitted[0], fitted[1], corners_agree(fitted[0], fitted[1], img_pts, board_pts)
     if len(img_pts) < MIN_CORNERS:
         fitted = fit_bend_to_edges(gray, img_pts, board_pts, h, size, board_size_mm)
     return (None, h, False) if fitted is None else (fitted[0], fitted[1], False)
+
+
+def corners_agree(warp: ImageWarp, image_to_board: FloatArray, img_pts: FloatArray, board_pts: FloatArray) -> bool:
+    """Whether, with the bend out, every marker corner lies within
+    :data:`~pegwatch.vision.localise.marker_plane.MAX_MARKER_RMS_MM` of the
+    fit: it then is sure enough to hold against the hole pattern. A corner
+    further off is a marker partly hidden (a sleeve over its edge moves the
+    corner the detector finds: seed 2, table 503, case 39, 10 px) or
+    smeared; with the bend known, a whole marker's corners agree within
+    about a millimetre.
+    """
+    ideal = warp.to_ideal(np.asarray(img_pts, dtype=np.float64).reshape(-1, 2))
+    misfit = np.linalg.norm(apply_homography(image_to_board, ideal) - np.asarray(board_pts).reshape(-1, 2), axis=1)
+    return bool(misfit.max() <= MAX_MARKER_RMS_MM)
 
 
 def fit_bend_to_edges(
