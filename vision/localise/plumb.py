@@ -96,10 +96,10 @@ def frame_bend(
     (``h`` itself without a bend), and whether the bend is sure enough to
     hold the markers' fit against the hole pattern's.
 
-    A calibrated ``lens`` says it (sure, while every corner agrees:
-    :func:`corners_agree`). Otherwise every marker's corners fit it
-    (:func:`~pegwatch.vision.localise.warp.fit_radial_warp`; sure, as before),
-    or, with fewer markers, the board's own straight edges
+    A calibrated ``lens`` says it, or else every marker's corners fit it
+    (:func:`~pegwatch.vision.localise.warp.fit_radial_warp`); either is sure
+    while every corner agrees with the fit under it (:func:`corners_agree`).
+    With fewer markers, the board's own straight edges may show it
     (:func:`fit_bend_to_edges`; not sure: an edge's points are noisier than
     a marker's corners). A bend kept from another frame is never used:
     three markers' corners cannot check it (a homography absorbs most of
