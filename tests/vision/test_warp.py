@@ -144,20 +144,20 @@ def test_a_re_fit_to_edges_that_cannot_all_be_seen_stays_low_trust(invicta, monk
 
     out = render(invicta, random_contents(invicta, np.random.default_rng(7), rows_played=6), Conditions.easy(), seed=7)
     monkeypatch.setattr("pegwatch.vision.localise.marker_localiser.refine_to_grid", _slipped_by(5.0))
-    real = outline.fit_edges
+    real, real_refit = outline.fit_edges, outline.refit_to_edges
     calls: list[int] = []
 
-    def hidden(gray, h, warp_to_image, size_mm):
+    def right_edge_hidden(gray, h, warp_to_image, size_mm):
+        # The re-fits to the edges (and a bend's search) lose the right edge (a hand over it).
         got = real(gray, h, warp_to_image, size_mm)
         return (got[0], None, got[2], got[3])
 
-    def right_edge_hidden(gray, h, warp_to_image, size_mm):
-        # The re-fits to the edges lose the right edge (a hand over it).
+    def counted(*args, **kw):
         calls.append(1)
-        return hidden(gray, h, warp_to_image, size_mm)
+        return real_refit(*args, **kw)
 
     monkeypatch.setattr(outline, "fit_edges", right_edge_hidden)
-    monkeypatch.setattr("pegwatch.vision.localise.plumb.fit_edges", hidden)  # no bend's search sees it either
+    monkeypatch.setattr(outline, "refit_to_edges", counted)
     loc = MarkerLocaliser(invicta).locate(out.image)
     assert len(calls) == 2  # from the pattern's re-fit, then from the markers' fit
     assert loc.ok and loc.outline_mm is not None and loc.outline_mm > OUTLINE_TOLERANCE_MM
@@ -353,7 +353,7 @@ def test_a_known_bend_is_sure_only_while_every_marker_corner_agrees(invicta):
     gray = np.zeros((720, 1280), dtype=np.uint8)
     warp, fit, sure = frame_bend(lens, gray, img, board, np.eye(3), invicta.size_mm)
     assert isinstance(warp, LensWarp) and sure
-    assert corners_agree(warp, fit, img, board)
+    assert corners_agree(fit, warp.to_ideal(img), board)
     hidden = img.copy()
     hidden[5] += (10.0, 0.0)  # one corner of the second marker, found along a sleeve's edge
     warp, fit, sure = frame_bend(lens, gray, hidden, board, np.eye(3), invicta.size_mm)

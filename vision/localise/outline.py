@@ -210,19 +210,40 @@ def place_by_edges(
     """
     first: tuple[FloatArray, float, bool] | None = None
     for k, start in enumerate(starts):
-        h = fit_to_outline(gray, start, warp_to_image, size_mm, anchors_px, anchors_mm)
-        if h is None:
+        got = refit_to_edges(gray, start, warp_to_image, size_mm, anchors_px, anchors_mm)
+        if got is None:
             continue
-        edges = fit_edges(gray, h, warp_to_image, size_mm)
-        err = outline_error_mm(edges)
-        if err is None:
-            continue
-        off = float(np.max(np.linalg.norm(apply_homography(h, anchors_px) - anchors_mm, axis=1)))
-        if all(e is not None for e in edges) and err <= OUTLINE_TOLERANCE_MM and off <= OUTLINE_TOLERANCE_MM:
+        h, edges, err, off = got
+        if None not in edges and err <= OUTLINE_TOLERANCE_MM and off <= OUTLINE_TOLERANCE_MM:
             return h, err, True
         if k == 0:
             first = (h, err, False)
     return first
+
+
+def refit_to_edges(
+    gray: NDArray[np.uint8] | NDArray[np.float32],
+    start: FloatArray,
+    warp_to_image: Callable[[FloatArray], FloatArray],
+    size_mm: tuple[float, float],
+    anchors_px: FloatArray,
+    anchors_mm: FloatArray,
+    *,
+    rounds: int = 3,
+) -> tuple[FloatArray, tuple[float | None, ...], float, float] | None:
+    """:func:`fit_to_outline` from ``start``, and how well it holds: the fit,
+    its edges' offsets (per edge, :func:`fit_edges`), the largest of those
+    and the largest distance (mm) of an anchor from it. None when no edge
+    answers for it."""
+    h = fit_to_outline(gray, start, warp_to_image, size_mm, anchors_px, anchors_mm, rounds=rounds)
+    if h is None:
+        return None
+    edges = fit_edges(gray, h, warp_to_image, size_mm)
+    err = outline_error_mm(edges)
+    if err is None:
+        return None
+    off = float(np.max(np.linalg.norm(apply_homography(h, anchors_px) - anchors_mm, axis=1)))
+    return h, edges, err, off
 
 
 EDGE_NAMES = ("top", "right", "bottom", "left")

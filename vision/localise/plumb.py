@@ -37,13 +37,7 @@ from numpy.typing import NDArray
 from pegwatch.vision.lens import Lens
 from pegwatch.vision.localise.base import apply_homography
 from pegwatch.vision.localise.marker_plane import MAX_MARKER_RMS_MM
-from pegwatch.vision.localise.outline import (
-    OUTLINE_TOLERANCE_MM,
-    edge_points,
-    fit_edges,
-    fit_to_outline,
-    outline_error_mm,
-)
+from pegwatch.vision.localise.outline import OUTLINE_TOLERANCE_MM, edge_points, refit_to_edges
 from pegwatch.vision.localise.warp import (
     MIN_CORNERS,
     RADIAL_RANGE,
@@ -107,23 +101,24 @@ def frame_bend(
     """
     img_pts = np.asarray(img_pts, dtype=np.float64).reshape(-1, 2)
     if lens is not None and lens.measured and lens.has_distortion:
-        warp = LensWarp(lens)
-        found, _mask = cv2.findHomography(warp.to_ideal(img_pts), board_pts, 0)
+        ideal = lens.undistort_points(img_pts)
+        found, _mask = cv2.findHomography(ideal, board_pts, 0)
         if found is None:
             return None, h, False
         bent = np.asarray(found, dtype=np.float64) / found[2, 2]
-        return warp, bent, corners_agree(warp, bent, img_pts, board_pts)
+        return LensWarp(lens), bent, corners_agree(bent, ideal, board_pts)
     size = (gray.shape[1], gray.shape[0])
     fitted = fit_radial_warp(img_pts, board_pts, size)
     if fitted is not None:
-        return fitted[0], fitted[1], corners_agree(fitted[0], fitted[1], img_pts, board_pts)
+        return fitted[0], fitted[1], corners_agree(fitted[1], fitted[0].to_ideal(img_pts), board_pts)
     if len(img_pts) < MIN_CORNERS:
         fitted = fit_bend_to_edges(gray, img_pts, board_pts, h, size, board_size_mm)
     return (None, h, False) if fitted is None else (fitted[0], fitted[1], False)
 
 
-def corners_agree(warp: ImageWarp, image_to_board: FloatArray, img_pts: FloatArray, board_pts: FloatArray) -> bool:
-    """Whether, with the bend out, every marker corner lies within
+def corners_agree(image_to_board: FloatArray, ideal_pts: FloatArray, board_pts: FloatArray) -> bool:
+    """Whether, with the bend out (``ideal_pts``: the corners in the fit's
+    ideal pixels; ``board_pts``: where they lie, mm), every marker corner lies within
     :data:`~pegwatch.vision.localise.marker_plane.MAX_MARKER_RMS_MM` of the
     fit: it then is sure enough to hold against the hole pattern. A corner
     further off is a marker partly hidden (a sleeve over its edge moves the
@@ -131,8 +126,7 @@ def corners_agree(warp: ImageWarp, image_to_board: FloatArray, img_pts: FloatArr
     smeared; with the bend known, a whole marker's corners agree within
     about a millimetre.
     """
-    ideal = warp.to_ideal(np.asarray(img_pts, dtype=np.float64).reshape(-1, 2))
-    misfit = np.linalg.norm(apply_homography(image_to_board, ideal) - np.asarray(board_pts).reshape(-1, 2), axis=1)
+    misfit = np.linalg.norm(apply_homography(image_to_board, ideal_pts) - np.asarray(board_pts).reshape(-1, 2), axis=1)
     return bool(misfit.max() <= MAX_MARKER_RMS_MM)
 
 
@@ -253,7 +247,7 @@ def bend_to_markers_and_edges(
 
     For each bend tried, the markers' homography under it starts a re-fit
     to the edges held by the corners
-    (:func:`~pegwatch.vision.localise.outline.fit_to_outline`); the bend
+    (:func:`~pegwatch.vision.localise.outline.refit_to_edges`); the bend
     kept is the one whose worse disagreement, of an edge or of a corner, is
     least. The fit places the board for reading, never for trust: a bend
     is one more number to fit, and with it a marker moved a few
@@ -271,17 +265,12 @@ def bend_to_markers_and_edges(
         start, _mask = cv2.findHomography(ideal, board_pts, 0)
         if start is None:
             return None
-        h = fit_to_outline(
+        got = refit_to_edges(
             gray, np.asarray(start, dtype=np.float64), warp.to_image, board_size_mm, ideal, board_pts, rounds=2
         )
-        if h is None:
+        if got is None or None in got[1]:
             return None
-        edges = fit_edges(gray, h, warp.to_image, board_size_mm)
-        err = outline_error_mm(edges)
-        if err is None or any(e is None for e in edges):
-            return None
-        off = float(np.max(np.linalg.norm(apply_homography(h, ideal) - board_pts, axis=1)))
-        return warp, h, err, off
+        return warp, got[0], got[2], got[3]
 
     def worse(k: float) -> float:
         got = placed(k)
