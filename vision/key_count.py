@@ -38,16 +38,21 @@ def count_keys(
     in_play: bool = True,
     head_bare: NDArray[np.bool_] | None = None,
     proved_bare: NDArray[np.bool_] | None = None,
+    head_other: NDArray[np.bool_] | None = None,
 ) -> KeyReading:
     """Count a row's key pegs (``model``'s classes: ``best``, ``accepted``,
     ``conf`` and squared distances ``d2`` per key hole; ``occluded`` holes
     under a cover); bounds on the counts when some key holes are uncertain.
 
     ``head_bare``: per key hole, whether the place where a key peg's head
-    would stand looks bare too (``BoardReader._key_heads_bare``), and, near
+    would stand looks bare too (``BoardReader._key_head_classes``), and, near
     a found cover, whether the hole shows as a recess
     (:mod:`~pegwatch.vision.recess`). In a row in play, a hole read bare
     counts only when these agree.
+    ``head_other``: per key hole, whether the head's place shows something
+    other than the class read (``BoardReader._key_head_classes``): a hole
+    read as a key peg there counts as any (a white key peg's shaded side,
+    left at the hole under a warm lamp, reads as a red one).
     ``proved_bare``: per key hole, whether its block shows no key peg
     (:mod:`~pegwatch.vision.key_blocks`), which proves a hole read bare
     bare in a row read wholly bare (never one whose head's place shows a
@@ -60,6 +65,11 @@ def count_keys(
     if in_play and head_bare is not None:
         hidden = sure & is_empty[best] & ~head_bare
         sure &= ~hidden
+    if head_other is not None:
+        # Two looks at one peg that disagree on its colour leave it any.
+        other = sure & ~is_empty[best] & head_other
+        hidden |= other
+        sure &= ~other
     # "No key peg at all" is the marking a misread most often invents (white
     # key pegs under warm light, black ones in shade, all read as holes):
     # a row read wholly bare counts as bare only where each hole lies

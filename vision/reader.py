@@ -210,7 +210,7 @@ class BoardReader:
             self._km, self._key_lit, light.key_factor, f.keys, f.key_linear, f.key_clipped,
             f.key_head, f.key_head_linear, f.key_head_clipped,
         )
-        key_head_bare = None if frame is None or self._heads else self._key_heads_bare(frame, loc, light)
+        heads = None if frame is None or self._heads else self._key_head_classes(frame, loc, light)
         loose_fit = loc is not None and loc.bend_from_edges
         cc = self._cm.classify_distances(code_d2[:n_guess], allowed=self._guess_allowed)
         sc = self._cm.classify_distances(code_d2[n_guess:])
@@ -244,7 +244,7 @@ class BoardReader:
         code_flat, key_flat = self._recess.flat(
             steps, key_steps, cover.rows[: p.rows], in_play, np.delete(not_in_play, np.s_[n_guess : n_guess + p.holes])
         )
-        key_seen = ~key_flat if key_head_bare is None else key_head_bare & ~key_flat
+        key_seen = ~key_flat if heads is None else self._key_is_empty[heads] & ~key_flat
         # Proved bare only on a fit trusted enough to accuse from: the blocks lie where the fit puts them.
         proved = np.zeros(len(kc.best), dtype=bool) if frame is None or loc is None or reasons else bare_key_holes(
             p, frame, loc, self.sampler.key_centres_mm, np.asarray(self._km.names)[kc.best], kc.accepted & ~cover.keys, in_play,
@@ -271,10 +271,9 @@ class BoardReader:
             ks = slice(r * n_k, (r + 1) * n_k)
             keys = count_keys(
                 self.profile, self._km, kc.best[ks], kc.accepted[ks], kc.confidence[ks], cover.keys[ks], key_d2[ks],
-                in_play=bool(in_play[r]), head_bare=key_seen[ks],
-                proved_bare=proved[ks],
+                in_play=bool(in_play[r]), head_bare=key_seen[ks], proved_bare=proved[ks],
+                head_other=None if heads is None else heads[ks] != kc.best[ks],
             )
-            n_proved = int(proved[ks].sum())
             if loose_fit and in_play[r]:
                 # A key peg's sample may sit on its rim: it is seen, never ruled out
                 # (nor by its block, which such a fit may place a head's radius off).
@@ -288,7 +287,7 @@ class BoardReader:
             else:
                 status = ROW_OK
             if status in (ROW_UNKNOWN, ROW_OCCLUDED):
-                keys = doubt_bare_keys(keys, proved=n_proved if status == ROW_UNKNOWN else 0)
+                keys = doubt_bare_keys(keys, proved=int(proved[ks].sum()) if status == ROW_UNKNOWN else 0)
             rows.append(RowReading(r + 1, holes, keys, status))
         if not p.blanks:
             rows = row_order.covered_before_played(rows, key_holes=p.key_holes, dark=self._dark_names)
@@ -392,12 +391,13 @@ class BoardReader:
         self._lean_cache = (key, out)
         return out
 
-    def _key_heads_bare(self, frame: NDArray[np.uint8], loc: Localisation | None, light: PegLight) -> NDArray[np.bool_] | None:
-        """Per key hole, whether the place where a key peg's head would stand looks bare too (None: no pose).
+    def _key_head_classes(self, frame: NDArray[np.uint8], loc: Localisation | None, light: PegLight) -> NDArray[np.intp] | None:
+        """Per key hole, the key class nearest to what the place where a key peg's head would stand shows (None: no pose).
 
         Seen at a slant, and smeared by a shaken camera, a small key peg's
         head stands off its hole, which then shows the peg's shadow and the
-        plastic: it reads bare. The head's place is the hole's disc moved by
+        plastic: it reads bare, or (a white peg's shaded side under a warm
+        lamp) as a key peg of the other colour. The head's place is the hole's disc moved by
         the pose's lean at the head's centre; its colour is compared with the
         key classes' disc colours alone (pegs in the pegs' light).
         """
@@ -411,7 +411,7 @@ class BoardReader:
         d2 = disc.distances2(linear_bgr_to_lab(lin))
         if not light.pegs_in_calibrations:
             d2[:, self._key_lit] = disc.distances2(linear_bgr_to_lab(lin * light.key_factor))[:, self._key_lit]
-        out: NDArray[np.bool_] = self._key_is_empty[np.argmin(d2, axis=1)]
+        out: NDArray[np.intp] = np.argmin(d2, axis=1)
         return out
 
     def _disc_model(self, model: ColourModel) -> ColourModel:
