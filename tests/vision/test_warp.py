@@ -205,6 +205,53 @@ def test_an_end_of_the_board_only_extrapolation_places_is_named():
     assert unpinned_edge((0.1, 0.1, None, 0.1), top, size) == "bottom"
 
 
+def test_a_hole_pattern_in_place_in_every_row_holds_the_board():
+    from pegwatch.vision.localise.grid import GridFit
+
+    p = load_profile("invicta-12x4")  # its shortest repeat: key holes 7 mm apart
+
+    def fit(shifts: list[tuple[float, float]]) -> GridFit:
+        arr = np.array(shifts, dtype=np.float64)
+        contrast = np.where(np.isfinite(arr).all(axis=1), 10.0, 0.0)
+        return GridFit(arr, contrast, np.zeros((p.rows, 2)), 10.0)
+
+    near = [(0.3, -0.2)] * p.rows
+    assert fit(near).holds_whole_board(p)
+    unclear = [*near[:5], (float("nan"), float("nan")), *near[6:]]
+    assert not fit(unclear).holds_whole_board(p)  # a slip may hide in a row that gave no answer
+    off = [*near[:11], (1.5, 1.0)]
+    assert not fit(off).holds_whole_board(p)  # 1.8 mm: more than a quarter of 7 mm
+
+
+def _right_edge_hidden(monkeypatch):
+    from pegwatch.vision.localise import marker_localiser
+
+    real = marker_localiser.fit_edges
+
+    def no_right_edge(*args, **kwargs):
+        top, _, bottom, left = real(*args, **kwargs)
+        return (top, None, bottom, left)
+
+    monkeypatch.setattr(marker_localiser, "fit_edges", no_right_edge)
+
+
+def test_two_markers_at_one_end_hold_the_far_end_when_every_row_answers_in_place(invicta, monkeypatch):
+    c = random_contents(invicta, np.random.default_rng(3), rows_played=5)
+    out = render(invicta, c, Conditions.easy().with_(tilt_x_deg=6.0), seed=3)
+    image = out.image
+    for m in invicta.markers:
+        if m.centre_mm[0] > invicta.size_mm[0] / 2:
+            image = hide_marker(image, out, m)
+    _right_edge_hidden(monkeypatch)
+    held = MarkerLocaliser(invicta).locate(image)
+    assert held.ok and len(held.markers_seen) == 2
+    assert held.unpinned_edge is None
+    assert hole_errors_mm(invicta, held, out).max() < 1.0
+    # Without the pattern's answer the far end is the markers' extrapolation alone.
+    alone = MarkerLocaliser(invicta, refine=False).locate(image)
+    assert alone.ok and alone.unpinned_edge == "right"
+
+
 def test_a_reading_whose_far_end_is_extrapolated_is_low_trust(invicta_table, invicta_cal):
     reader = BoardReader(invicta_table.profile, invicta_cal)
     frame = invicta_table.calibration[0].image

@@ -93,6 +93,26 @@ class GridFit:
             keep = new_keep
         return (dx, dy, th)
 
+    def holds_whole_board(self, profile: BoardProfile) -> bool:
+        """Whether the hole pattern alone places every row, as this fit measured it.
+
+        A pattern repeats, so it cannot say which hole is which: a fit a whole
+        repeat off lines up as well. But it can confirm a fit that two markers
+        at one end extrapolate to the other. A fit that slipped by a repeat at
+        the far end and not at the near one would put the rows between a
+        fraction of a repeat off where they show. So every row must have
+        answered clearly, each within a quarter of the pattern's shortest
+        repeat of where the fit puts it (a row's holes and key holes one pitch
+        over, or the next row): a quarter leaves as much again for a head's
+        lean before any row could sit half-way to a slip.
+        """
+        if not len(self.row_shift_mm) or not self.clear_rows.all() or not np.all(np.isfinite(self.row_shift_mm)):
+            return False
+        pts = np.concatenate([np.array(profile.hole_centres_mm(1)), np.array(profile.key_centres_mm(1))])
+        gaps = np.linalg.norm(pts[:, None, :] - pts[None, :, :], axis=2)
+        repeat = min(float(gaps[gaps > 0].min()), float(np.hypot(*profile.row_step_mm)))
+        return bool(np.max(np.linalg.norm(self.row_shift_mm, axis=1)) <= repeat / 4)
+
     def max_displacement(self, profile: BoardProfile) -> float:
         """Largest displacement of any hole under :meth:`motion` (NaN if unknown)."""
         dx, dy, th = self.motion()
@@ -426,3 +446,4 @@ def worst_residual(fit: GridFit) -> float:
     if not ok.any():
         return math.nan
     return float(np.max(np.linalg.norm(fit.row_shift_mm[ok], axis=1)))
+

@@ -465,7 +465,7 @@ class MarkerLocaliser:
                 (warp, h), h_markers = bent, bent[1]  # posed on the bent fit's plane, as frame_bend's
         h = h / h[2, 2]
         loose = None
-        if len(used) < 3:
+        if len(used) < 3 and not (rows is not None and fit.holds_whole_board(self.profile)):
             seen_mm = np.array([m.centre_mm for m in self.profile.markers if m.id in used], dtype=np.float64)
             edges = fit_edges(gray, h, lambda u: to_image(warp, u), self.profile.size_mm)
             loose = unpinned_edge(edges, seen_mm, self.profile.size_mm)

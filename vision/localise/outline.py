@@ -257,7 +257,9 @@ def unpinned_edge(
     Markers that all lie at one end of the board (spanning less than half
     its length or width) place its far end by extrapolation alone; the hole
     pattern cannot pin it either, since it repeats (a fit one hole off lines
-    up as well). That end is held only when its own edge shows (``edges``:
+    up as well), unless every row of it answers close to the fit (the
+    localiser asks :meth:`~pegwatch.vision.localise.grid.GridFit.holds_whole_board`
+    first). That end is held only when its own edge shows (``edges``:
     per edge, top, right, bottom, left, from :func:`fit_edges`) within
     :data:`OUTLINE_TOLERANCE_MM`.
     """
