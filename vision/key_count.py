@@ -49,10 +49,11 @@ def count_keys(
     a found cover, whether the hole shows as a recess
     (:mod:`~pegwatch.vision.recess`). In a row in play, a hole read bare
     counts only when these agree.
-    ``head_other``: per key hole, whether the head's place shows something
-    other than the class read (``BoardReader._key_head_classes``): a hole
-    read as a key peg there counts as any (a white key peg's shaded side,
-    left at the hole under a warm lamp, reads as a red one).
+    ``head_other``: per key hole, whether the head's place contradicts the
+    class read (``BoardReader._key_head_classes``: the other key colour, or
+    bare against a lit colour): a hole read as a key peg there counts as
+    any (a white key peg's shaded side, left at the hole under a warm lamp,
+    reads as a red one).
     ``proved_bare``: per key hole, whether its block shows no key peg
     (:mod:`~pegwatch.vision.key_blocks`), which proves a hole read bare
     bare in a row read wholly bare (never one whose head's place shows a

@@ -272,7 +272,7 @@ class BoardReader:
             keys = count_keys(
                 self.profile, self._km, kc.best[ks], kc.accepted[ks], kc.confidence[ks], cover.keys[ks], key_d2[ks],
                 in_play=bool(in_play[r]), head_bare=key_seen[ks], proved_bare=proved[ks],
-                head_other=None if heads is None else heads[ks] != kc.best[ks],
+                head_other=None if heads is None else (heads[ks] != kc.best[ks]) & (self._key_is_peg[heads[ks]] | self._key_lit[kc.best[ks]]),
             )
             if loose_fit and in_play[r]:
                 # A key peg's sample may sit on its rim: it is seen, never ruled out

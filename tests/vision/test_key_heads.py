@@ -86,3 +86,27 @@ def test_a_key_peg_whose_head_place_shows_the_other_colour_may_be_either(invicta
     n = len(placed)
     assert keys.black_bounds == (row.keys.black - n, row.keys.black)
     assert keys.white_bounds == (row.keys.white, row.keys.white + n)
+
+
+def test_a_black_key_peg_whose_head_place_looks_bare_still_counts(super_table, super_cal):
+    # Black and a bare hole look alike: a head's place read bare says nothing against a black key peg.
+    reader = BoardReader(super_table.profile, super_cal)
+    frame = super_table.calibration[0].image
+    plain = reader.read(frame)
+    assert reader.profile.right_place_key == "black"
+    row = next(r for r in plain.rows if r.status == ROW_OK and r.keys.black > 0)
+    loc = reader.last_localisation
+    assert loc is not None
+    heads = reader._key_head_classes(frame, loc, reader.last_peg_light)
+    assert heads is not None
+    names = reader.key_model.names
+    k = reader.profile.key_holes
+    heads[(row.row - 1) * k : row.row * k] = names.index("empty")
+    reader._key_head_classes = lambda image, loc, light: heads
+    again = reader.read(frame).row(row.row)
+    keys = again.keys
+    assert keys.black == row.keys.black
+    assert keys.black_bounds is None or keys.black_bounds[0] == row.keys.black
+    # A white one whose head's place looks bare may be anything.
+    if row.keys.white:
+        assert keys.white_bounds is not None and keys.white_bounds[0] == row.keys.white - 1
