@@ -60,17 +60,24 @@ def test_a_bare_key_hole_whose_head_place_shows_a_peg_is_room_for_one(invicta_ta
     assert keys.black_bounds[1] == row.keys.black + room and keys.white_bounds[1] == row.keys.white + room
 
 
-def test_a_key_peg_whose_head_place_shows_the_other_colour_may_be_either(invicta_table, invicta_cal):
-    reader = BoardReader(invicta_table.profile, invicta_cal)
-    frame = invicta_table.calibration[0].image
+def _read_with_heads(table, cal):
+    """A reader that has read the table's first calibration photo, the frame, the first row
+    holding a right-place key peg, and what each key hole's head's place shows."""
+    reader = BoardReader(table.profile, cal)
+    frame = table.calibration[0].image
     plain = reader.read(frame)
-    place, colour = reader.profile.right_place_key, reader.profile.right_colour_key
     row = next(r for r in plain.rows if r.status == ROW_OK and r.keys.black > 0)
     loc = reader.last_localisation
     assert loc is not None
-    # Where each of the row's key holes was read a right-place peg, its head's place shows the other colour.
     heads = reader._key_head_classes(frame, loc, reader.last_peg_light)
     assert heads is not None
+    return reader, frame, row, heads
+
+
+def test_a_key_peg_whose_head_place_shows_the_other_colour_may_be_either(invicta_table, invicta_cal):
+    reader, frame, row, heads = _read_with_heads(invicta_table, invicta_cal)
+    place, colour = reader.profile.right_place_key, reader.profile.right_colour_key
+    # Where each of the row's key holes was read a right-place peg, its head's place shows the other colour.
     names = reader.key_model.names
     k = reader.profile.key_holes
     lo, hi = (row.row - 1) * k, row.row * k
@@ -90,15 +97,8 @@ def test_a_key_peg_whose_head_place_shows_the_other_colour_may_be_either(invicta
 
 def test_a_black_key_peg_whose_head_place_looks_bare_still_counts(super_table, super_cal):
     # Black and a bare hole look alike: a head's place read bare says nothing against a black key peg.
-    reader = BoardReader(super_table.profile, super_cal)
-    frame = super_table.calibration[0].image
-    plain = reader.read(frame)
+    reader, frame, row, heads = _read_with_heads(super_table, super_cal)
     assert reader.profile.right_place_key == "black"
-    row = next(r for r in plain.rows if r.status == ROW_OK and r.keys.black > 0)
-    loc = reader.last_localisation
-    assert loc is not None
-    heads = reader._key_head_classes(frame, loc, reader.last_peg_light)
-    assert heads is not None
     names = reader.key_model.names
     k = reader.profile.key_holes
     heads[(row.row - 1) * k : row.row * k] = names.index("empty")
