@@ -446,4 +446,3 @@ def worst_residual(fit: GridFit) -> float:
     if not ok.any():
         return math.nan
     return float(np.max(np.linalg.norm(fit.row_shift_mm[ok], axis=1)))
-
