@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from vision_kit import hide_marker, hole_errors_mm
@@ -15,7 +17,7 @@ from pegwatch.vision.localise.warp import RadialWarp
 from pegwatch.vision.markers import detect_markers, profile_marker_points
 from pegwatch.vision.profile import load_profile
 from pegwatch.vision.reader import BoardReader
-from pegwatch.vision.reading import TRUST_LOW
+from pegwatch.vision.reading import TRUST_FULL, TRUST_LOW
 
 JOINT = "pegwatch.vision.localise.marker_localiser.bend_to_markers_and_edges"
 # Three markers' corners cannot tell a bend, and on most physically
@@ -55,15 +57,32 @@ def test_the_board_is_placed_under_the_bend_the_markers_and_edges_agree_on(invic
     assert bent.outline_mm > OUTLINE_TOLERANCE_MM
 
 
-def test_a_board_placed_under_that_bend_is_read_but_never_trusted(invicta_table, invicta_cal, monkeypatch):
+def test_a_board_placed_under_that_bend_is_trusted_only_where_its_hole_pattern_confirms_it(
+    invicta_table, invicta_cal, monkeypatch
+):
+    from pegwatch.vision.localise import grid, marker_localiser
+
     p = invicta_table.profile
     _out, image = _barrel_with_three_markers(p, 5, peg_set=invicta_table.peg_set)
     monkeypatch.setattr(EDGES_ALONE, lambda *a, **k: None)
     reader = BoardReader(p, invicta_cal)
     reading = reader.read(image, at_ns=1)
     assert isinstance(reader.last_localisation.warp, RadialWarp)
-    assert reading.trust == TRUST_LOW
-    assert any("edge lies" in r for r in reading.trust_reasons)
+    # Its own four edges and every row of the pattern hold it: the markers'
+    # disagreement is the bend's, and the board is trusted.
+    assert reading.trust == TRUST_FULL, reading.trust_reasons
+    real = grid.measure_grid
+
+    def last_rows_silent(*args, **kwargs):
+        fit = real(*args, **kwargs)
+        contrast = fit.row_contrast.copy()
+        contrast[p.rows - 4 :] = 0.0  # a sleeve over the far rows
+        return replace(fit, row_contrast=contrast)
+
+    monkeypatch.setattr(marker_localiser, "measure_grid", last_rows_silent)
+    doubted = BoardReader(p, invicta_cal).read(image, at_ns=1)
+    assert doubted.trust == TRUST_LOW
+    assert any("edge lies" in r for r in doubted.trust_reasons)
 
 
 def test_a_straight_lens_needs_no_bend_and_a_moved_marker_gets_none(invicta):

@@ -11,6 +11,7 @@ from vision_kit import hide_marker, hole_errors_mm
 from pegwatch.simulation.render import Conditions, random_contents, render
 from pegwatch.vision.localise import MarkerLocaliser, rectify
 from pegwatch.vision.localise.base import apply_homography
+from pegwatch.vision.localise.grid import shortest_repeat_mm
 from pegwatch.vision.localise.outline import OUTLINE_TOLERANCE_MM, outline_error_mm, outline_offsets
 from pegwatch.vision.localise.warp import RadialWarp, fit_radial_warp, remap_maps
 from pegwatch.vision.profile import load_profile
@@ -205,15 +206,22 @@ def test_an_end_of_the_board_only_extrapolation_places_is_named():
     assert unpinned_edge((0.1, 0.1, None, 0.1), top, size) == "bottom"
 
 
+def _grid_fit(p, shifts: list[tuple[float, float]]):
+    """A hole pattern's answer, row by row: NaN for a row that gave none."""
+    from pegwatch.vision.localise.grid import GridFit
+
+    arr = np.array(shifts, dtype=np.float64)
+    contrast = np.where(np.isfinite(arr).all(axis=1), 10.0, 0.0)
+    return GridFit(arr, contrast, np.zeros((p.rows, 2)), 10.0)
+
+
 def test_a_hole_pattern_in_place_in_every_row_holds_the_board():
     from pegwatch.vision.localise.grid import GridFit
 
     p = load_profile("invicta-12x4")  # its shortest repeat: key holes 7 mm apart
 
     def fit(shifts: list[tuple[float, float]]) -> GridFit:
-        arr = np.array(shifts, dtype=np.float64)
-        contrast = np.where(np.isfinite(arr).all(axis=1), 10.0, 0.0)
-        return GridFit(arr, contrast, np.zeros((p.rows, 2)), 10.0)
+        return _grid_fit(p, shifts)
 
     near = [(0.3, -0.2)] * p.rows
     assert fit(near).holds_whole_board(p)
@@ -221,6 +229,90 @@ def test_a_hole_pattern_in_place_in_every_row_holds_the_board():
     assert not fit(unclear).holds_whole_board(p)  # a slip may hide in a row that gave no answer
     off = [*near[:11], (1.5, 1.0)]
     assert not fit(off).holds_whole_board(p)  # 1.8 mm: more than a quarter of 7 mm
+
+
+def test_a_hole_pattern_with_rows_under_a_hand_confirms_a_fit_only_on_a_line_through_its_ends():
+    from pegwatch.vision.localise.grid import GridFit
+
+    p = load_profile("invicta-12x4")
+    nan = (float("nan"), float("nan"))
+
+    def fit(shifts: list[tuple[float, float]]) -> GridFit:
+        return _grid_fit(p, shifts)
+
+    near = [(0.3, -0.2)] * p.rows
+    hand = [*near[:4], *[nan] * 5, *near[9:]]  # rows 5-9 under a hand give no answer
+    assert fit(hand).confirms_fit(p) and not fit(hand).holds_whole_board(p)
+    assert not fit([*near[:7], *[nan] * 5]).confirms_fit(p)  # the last rows' place is the line's extrapolation
+    assert not fit([*near[:3], *[nan] * 7, *near[10:]]).confirms_fit(p)  # fewer than half answered
+    odd = [*near[:3], (2.5, 0.4), (-1.9, 1.2), (2.2, 0.0), *near[6:]]  # rows a hand hides answer off
+    assert fit(odd).confirms_fit(p)
+    # An end pulled onto something else's edge: rows slide further the nearer
+    # that end, 7 mm (a repeat) at the last row; the rows between are hidden.
+    pulled = [(7.0 * k / (p.rows - 1), 0.0) for k in range(p.rows)]
+    assert not fit([*pulled[:4], *[nan] * 4, *pulled[8:]]).confirms_fit(p)
+    assert not fit([(7.0, 0.0)] * p.rows).confirms_fit(p)  # a whole repeat off
+
+
+def _markers_part_from_the_edges(monkeypatch):
+    """The fit to the board's edges comes back untrusted, as when an unknown
+    lens bends the markers (on the tray beyond the board) off it; the
+    pattern's re-fit slips, so the markers' fit is off the edges too."""
+    from pegwatch.vision.localise import marker_localiser
+
+    real = marker_localiser.place_by_edges
+
+    def untrusted(*args, **kwargs):
+        got = real(*args, **kwargs)
+        return None if got is None else (got[0], got[1], False)
+
+    monkeypatch.setattr(marker_localiser, "place_by_edges", untrusted)
+    monkeypatch.setattr(marker_localiser, "refine_to_grid", _slipped_by(5.0))
+
+
+def test_edges_and_the_pattern_hold_a_fit_the_markers_part_from(invicta, monkeypatch):
+    out = render(invicta, random_contents(invicta, np.random.default_rng(7), rows_played=6), Conditions.easy(), seed=7)
+    _markers_part_from_the_edges(monkeypatch)
+    loc = MarkerLocaliser(invicta).locate(out.image)
+    assert loc.ok and loc.outline_mm is not None and loc.outline_mm <= OUTLINE_TOLERANCE_MM
+    # Placed on the edges, with a bend fitted to them and the markers: within the bound the pattern confirmed.
+    assert hole_errors_mm(invicta, loc, out).max() < shortest_repeat_mm(invicta) / 4
+
+
+def _hand_over_rows(monkeypatch, rows: slice):
+    """The hole pattern, as the localiser measures it, with ``rows`` (0-based) under a hand: no answer."""
+    from pegwatch.vision.localise import grid, marker_localiser
+
+    real = grid.measure_grid
+
+    def hidden(*args, **kwargs):
+        fit = real(*args, **kwargs)
+        contrast = fit.row_contrast.copy()
+        contrast[rows] = 0.0
+        return replace(fit, row_contrast=contrast)
+
+    monkeypatch.setattr(marker_localiser, "measure_grid", hidden)
+
+
+@pytest.mark.parametrize(
+    ("hand", "right_edge", "held"),
+    [
+        (slice(4, 8), True, True),  # four edges, and the pattern answers at both ends
+        (slice(8, 12), True, False),  # the last rows' place would be the pattern's extrapolation
+        (slice(4, 8), False, False),  # an end hidden: the pattern must answer in every row
+    ],
+)
+def test_where_the_markers_part_from_the_edges_the_edges_and_the_pattern_must_both_hold_the_fit(
+    invicta, monkeypatch, hand, right_edge, held
+):
+    out = render(invicta, random_contents(invicta, np.random.default_rng(7), rows_played=6), Conditions.easy(), seed=7)
+    _markers_part_from_the_edges(monkeypatch)
+    _hand_over_rows(monkeypatch, hand)
+    if not right_edge:
+        _right_edge_hidden(monkeypatch)
+    loc = MarkerLocaliser(invicta).locate(out.image)
+    assert loc.ok and loc.outline_mm is not None
+    assert (loc.outline_mm <= OUTLINE_TOLERANCE_MM) is held
 
 
 def _right_edge_hidden(monkeypatch):

@@ -108,10 +108,35 @@ class GridFit:
         """
         if not len(self.row_shift_mm) or not self.clear_rows.all() or not np.all(np.isfinite(self.row_shift_mm)):
             return False
-        pts = np.concatenate([np.array(profile.hole_centres_mm(1)), np.array(profile.key_centres_mm(1))])
-        gaps = np.linalg.norm(pts[:, None, :] - pts[None, :, :], axis=2)
-        repeat = min(float(gaps[gaps > 0].min()), float(np.hypot(*profile.row_step_mm)))
-        return bool(np.max(np.linalg.norm(self.row_shift_mm, axis=1)) <= repeat / 4)
+        return bool(np.max(np.linalg.norm(self.row_shift_mm, axis=1)) <= shortest_repeat_mm(profile) / 4)
+
+    def confirms_fit(self, profile: BoardProfile) -> bool:
+        """Whether the pattern confirms a fit that the board's four edges placed, though hands may hide rows.
+
+        A row under a hand answers off, or not at all, so the pattern's say
+        is a robust line through the rows that answered (per axis, the median
+        of the pairwise slopes), against the row's place along the board. A
+        fit a repeat off, or one whose end was pulled onto something else's
+        edge, lies on such a line a repeat off at an end. The line must put
+        both end rows within a quarter repeat, as :meth:`holds_whole_board`
+        asks of every row; half the rows must have answered, and rows on the
+        line (within that quarter) must stand in the first and the last
+        third of the board, so that no end is the line's extrapolation.
+        """
+        ok = self.clear_rows & np.all(np.isfinite(self.row_shift_mm), axis=1)
+        if ok.sum() < 2 or 2 * ok.sum() < len(ok):
+            return False
+        t = np.flatnonzero(ok).astype(np.float64)
+        d = self.row_shift_mm[ok]
+        i, j = np.triu_indices(len(t), 1)
+        slope = np.median((d[j] - d[i]) / (t[j] - t[i])[:, None], axis=0)
+        base = np.median(d - t[:, None] * slope[None, :], axis=0)
+        bound = shortest_repeat_mm(profile) / 4
+        ends = base[None, :] + np.array([[0.0], [len(ok) - 1.0]]) * slope[None, :]
+        on = t[np.linalg.norm(d - (base[None, :] + t[:, None] * slope[None, :]), axis=1) <= bound]
+        third = len(ok) / 3
+        spanned = bool(np.any(on < third)) and bool(np.any(on >= len(ok) - third))
+        return spanned and bool(np.max(np.linalg.norm(ends, axis=1)) <= bound)
 
     def max_displacement(self, profile: BoardProfile) -> float:
         """Largest displacement of any hole under :meth:`motion` (NaN if unknown)."""
@@ -123,6 +148,13 @@ class GridFit:
         pts = np.array(profile.all_hole_centres_mm()) - centre
         disp = np.array([dx, dy]) + th * np.column_stack([-pts[:, 1], pts[:, 0]])
         return float(np.max(np.linalg.norm(disp, axis=1)))
+
+
+def shortest_repeat_mm(profile: BoardProfile) -> float:
+    """The hole pattern's shortest repeat (mm): a row's holes and key holes one pitch over, or the next row."""
+    pts = np.concatenate([np.array(profile.hole_centres_mm(1)), np.array(profile.key_centres_mm(1))])
+    gaps = np.linalg.norm(pts[:, None, :] - pts[None, :, :], axis=2)
+    return min(float(gaps[gaps > 0].min()), float(np.hypot(*profile.row_step_mm)))
 
 
 @lru_cache(maxsize=32)

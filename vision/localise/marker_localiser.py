@@ -35,6 +35,7 @@ from pegwatch.vision.localise.grid import measure_grid, refine_to_grid, row_tupl
 from pegwatch.vision.localise.marker_plane import candidates_agree, confirmed_by, markers_homography
 from pegwatch.vision.localise.outline import (
     OUTLINE_TOLERANCE_MM,
+    edges_hold,
     end_lost,
     fit_edges,
     outline_error_mm,
@@ -77,7 +78,6 @@ REFINE_BENT_FROM_MM = 2.0
 #: markers' fit by following the pegs' heads: a 5 mm head seen 25 degrees
 #: off vertical leans about 2.3 mm.
 HEAD_LEAN_MM = 2.5
-
 
 
 class MarkerLocaliser:
@@ -464,34 +464,32 @@ class MarkerLocaliser:
             if bent is not None:
                 (warp, h), h_markers = bent, bent[1]  # posed on the bent fit's plane, as frame_bend's
         h = h / h[2, 2]
+        off = outline is not None and outline > OUTLINE_TOLERANCE_MM
+        final = fit_edges(gray, h, lambda u: to_image(warp, u), self.profile.size_mm) if off or len(used) < 3 else None
+        # The pattern as the final fit meets it (that fit may have moved since the pattern's re-fit).
+        pattern = None if final is None or rows is None else measure_grid(self.profile, frame, h, warp=warp)
+        whole = pattern is not None and pattern.holds_whole_board(self.profile)
+        confirmed = whole or (pattern is not None and pattern.confirms_fit(self.profile))
+        # An unknown lens bends the markers, printed on the tray beyond the
+        # board, further than the board: they may part from its edges while
+        # the fit that reads is right. Two other cues then hold it, each
+        # blind where the other sees: its own edges, and the hole pattern.
+        held = whole or (final is not None and None not in final and confirmed)
+        if off and final is not None and edges_hold(final, self.profile.row_step_mm) and held:
+            outline = outline_error_mm(final)
         loose = None
-        if len(used) < 3 and not (rows is not None and fit.holds_whole_board(self.profile)):
+        if len(used) < 3 and not whole and final is not None:
             seen_mm = np.array([m.centre_mm for m in self.profile.markers if m.id in used], dtype=np.float64)
-            edges = fit_edges(gray, h, lambda u: to_image(warp, u), self.profile.size_mm)
-            loose = unpinned_edge(edges, seen_mm, self.profile.size_mm)
+            loose = unpinned_edge(final, seen_mm, self.profile.size_mm, confirmed=confirmed)
         # An estimated pinhole has no bend: it is posed on the ideal pixels.
         pose_pts = warp.to_ideal(img_pts) if isinstance(warp, RadialWarp) else img_pts
         pose = self._pose(
             pose_pts, board_pts, h_markers, None if shift is None else h, size, board_in_ideal=isinstance(warp, LensWarp)
         )
         loc = Localisation(
-            True,
-            self.method,
-            h,
-            None,
-            float(quality),
-            used,
-            shift,
-            self.profile.size_mm,
-            rows,
-            pose=pose,
-            px_per_mm=ppm,
-            sharpness=sharp,
-            warp=warp,
-            outline_mm=outline,
-            unpinned_edge=loose,
-            bend_from_edges=edge_bent,
-            markers_unsure=sum(f.sure for f in found if f.id in used) < 2,
+            True, self.method, h, None, float(quality), used, shift, self.profile.size_mm, rows,
+            pose=pose, px_per_mm=ppm, sharpness=sharp, warp=warp, outline_mm=outline, unpinned_edge=loose,
+            bend_from_edges=edge_bent, markers_unsure=sum(f.sure for f in found if f.id in used) < 2,
         )
         self._last = (self._centres(img_pts, used), loc, now)
         self._measured, self._measured_ns = (ppm, sharp), now

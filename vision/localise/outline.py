@@ -134,6 +134,22 @@ def end_lost(before: tuple[float | None, ...], after: tuple[float | None, ...], 
     )
 
 
+def edges_hold(edges: tuple[float | None, ...], row_step_mm: tuple[float, float]) -> bool:
+    """Do the board's edges hold a fit on their own (per edge, from :func:`fit_edges`)?
+
+    Both sides along the rows must show, and at least one end: a rectangle
+    of the profile's size is then pinned across the rows and at one end,
+    and every edge that shows must lie within :data:`OUTLINE_TOLERANCE_MM`.
+    The other end, if hidden, is left to the hole pattern
+    (:meth:`~pegwatch.vision.localise.grid.GridFit.holds_whole_board`).
+    """
+    ends, sides = ((1, 3), (0, 2)) if abs(row_step_mm[0]) >= abs(row_step_mm[1]) else ((0, 2), (1, 3))
+    if any(edges[k] is None for k in sides) or all(edges[k] is None for k in ends):
+        return False
+    err = outline_error_mm(edges)
+    return err is not None and err <= OUTLINE_TOLERANCE_MM
+
+
 def fit_to_outline(
     gray: NDArray[np.uint8] | NDArray[np.float32],
     image_to_board: FloatArray,
@@ -250,7 +266,7 @@ EDGE_NAMES = ("top", "right", "bottom", "left")
 
 
 def unpinned_edge(
-    edges: tuple[float | None, ...], markers_mm: FloatArray, size_mm: tuple[float, float]
+    edges: tuple[float | None, ...], markers_mm: FloatArray, size_mm: tuple[float, float], *, confirmed: bool = True
 ) -> str | None:
     """The end of the board that nothing but extrapolation places, if any.
 
@@ -261,7 +277,9 @@ def unpinned_edge(
     localiser asks :meth:`~pegwatch.vision.localise.grid.GridFit.holds_whole_board`
     first). That end is held only when its own edge shows (``edges``:
     per edge, top, right, bottom, left, from :func:`fit_edges`) within
-    :data:`OUTLINE_TOLERANCE_MM`.
+    :data:`OUTLINE_TOLERANCE_MM`, and the hole pattern does not deny it
+    (``confirmed``, :meth:`~pegwatch.vision.localise.grid.GridFit.confirms_fit`):
+    something else's edge, a sleeve's, can lie where the board's hidden end would.
     """
     pts = np.asarray(markers_mm, dtype=np.float64).reshape(-1, 2)
     if len(pts) == 0:
@@ -271,7 +289,7 @@ def unpinned_edge(
         if float(np.ptp(pts[:, axis])) >= extent / 2:
             continue
         far = near_low if float(np.mean(pts[:, axis])) < extent / 2 else near_high
-        seen = edges[far]
+        seen = edges[far] if confirmed else None
         if seen is None or abs(seen) > OUTLINE_TOLERANCE_MM:
             return EDGE_NAMES[far]
     return None
