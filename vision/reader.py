@@ -220,7 +220,8 @@ class BoardReader:
         code_names_all = np.concatenate([self._code_names[cc.best], self._code_names[sc.best]])
         code_pegs = code_unread | np.concatenate([self._code_is_peg[cc.best], self._code_is_peg[sc.best]])
         read_bare = cc.accepted & (code_names_all[:n_guess] == EMPTY)
-        unplayed, not_in_play = row_order.unplayed_bare(p, read_bare, kc.accepted & self._key_is_empty[kc.best])
+        key_bare = self._key_is_empty[kc.best]
+        unplayed, not_in_play = row_order.unplayed_bare(p, read_bare, kc.accepted & key_bare, key_unmarked=key_bare)
         in_play = np.asarray(~not_in_play[:n_guess].reshape(p.rows, p.holes).all(axis=1), dtype=bool)
         lean = self._lean(loc)
         found_by, ppm, sharp, reasons = self._board_facts(loc)
@@ -229,10 +230,8 @@ class BoardReader:
             f.cell_shaded,
             code_pegs=code_pegs,
             key_pegs=~kc.accepted | self._key_is_peg[kc.best],
-            code_unread=code_unread,
-            key_unread=~kc.accepted,
-            cell_linear=f.cell_linear,
-            hole_linear=self._hole_linear(f),
+            code_unread=code_unread, key_unread=~kc.accepted,
+            cell_linear=f.cell_linear, hole_linear=self._hole_linear(f),
             plastic=np.asarray(self.calibration.plastic_linear, dtype=np.float64),
             lean=lean,
             edge=f.cell_edge, faint=f.cell_faint, fit_trusted=not reasons,

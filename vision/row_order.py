@@ -178,10 +178,22 @@ def bare_beside_cover(rows: Sequence[RowReading], in_play: NDArray[np.bool_]) ->
 
 
 def unplayed_bare(
-    profile: BoardProfile, code_empty: NDArray[np.bool_], key_empty: NDArray[np.bool_]
+    profile: BoardProfile,
+    code_empty: NDArray[np.bool_],
+    key_empty: NDArray[np.bool_],
+    *,
+    key_unmarked: NDArray[np.bool_] | None = None,
 ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     """Holes read as bare (code holes, the secret's, then key holes) in rows after, and from,
     the first row read wholly bare (``code_empty``/``key_empty``: per guess and key hole).
+
+    ``key_unmarked`` (per key hole, default ``key_empty``) says which key
+    holes show no key peg when looking for that row: nearest to bare,
+    though perhaps not surely (under a warm lamp a bare key hole lies near
+    the white key pegs' class). A row whose code holes all read surely
+    bare holds no guess, so it holds no marks either; its key holes only
+    guard against code pegs read as bare (black ones in shade), and a key
+    peg there would show as one.
 
     Rows are played in order, so after a row with no peg at all no row
     holds one yet: there a hole that reads bare next to a cover (the
@@ -193,7 +205,7 @@ def unplayed_bare(
     """
     p = profile
     code_rows = code_empty.reshape(p.rows, p.holes).all(axis=1)
-    key_rows = key_empty.reshape(p.rows, p.key_holes).all(axis=1)
+    key_rows = (key_empty if key_unmarked is None else key_unmarked).reshape(p.rows, p.key_holes).all(axis=1)
     empty_rows = np.flatnonzero(code_rows & key_rows)
     masks: list[NDArray[np.bool_]] = []
     for skip in (1, 0):

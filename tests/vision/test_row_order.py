@@ -24,6 +24,7 @@ from pegwatch.vision.row_order import (
     covered_before_played,
     covered_flat,
     least_hole_step,
+    unplayed_bare,
     unplayed_read_bare,
 )
 
@@ -195,3 +196,29 @@ def test_a_hole_that_shows_no_recess_is_not_read_bare_past_the_game():
     steps[8:10] = 0.5
     out = unplayed_read_bare(rows, steps, key_holes=4)
     assert [h.colour for h in out[2].holes] == [UNKNOWN, UNKNOWN, EMPTY, EMPTY] and out[2].status == ROW_UNKNOWN
+
+
+def test_the_first_unplayed_row_is_found_by_key_holes_nearest_bare_though_not_surely():
+    from pegwatch.vision.profile import load_profile
+
+    p = load_profile("invicta-12x4")
+    played = 5
+    code_empty = np.zeros(p.rows * p.holes, dtype=bool)
+    code_empty[played * p.holes :] = True  # rows 6-12 read surely bare
+    key_best_bare = np.zeros(p.rows * p.key_holes, dtype=bool)
+    key_best_bare[played * p.key_holes :] = True
+    key_sure = key_best_bare.copy()
+    key_sure[played * p.key_holes :: 3] = False  # under a warm lamp some bare key holes are near white, not surely bare
+    secret = p.rows * p.holes + p.holes
+    _, strict = unplayed_bare(p, code_empty, key_sure)
+    assert not strict.any()  # with every row holding an unsure key hole, no row is bare
+    after, from_first = unplayed_bare(p, code_empty, key_sure, key_unmarked=key_best_bare)
+    assert from_first[played * p.holes : p.rows * p.holes].all() and not from_first[: played * p.holes].any()
+    assert after[(played + 1) * p.holes : p.rows * p.holes].all() and not after[: (played + 1) * p.holes].any()
+    # The masks still hold only the key holes read surely bare.
+    assert np.array_equal(from_first[secret:], key_sure)
+    # A key peg nearest in a row whose code holes read bare shows the row is played (its pegs misread).
+    marked = key_best_bare.copy()
+    marked[played * p.key_holes] = False
+    _, first = unplayed_bare(p, code_empty, key_sure & marked, key_unmarked=marked)
+    assert not first[: (played + 1) * p.holes].any() and first[(played + 1) * p.holes : p.rows * p.holes].all()
