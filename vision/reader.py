@@ -46,7 +46,7 @@ from pegwatch.vision.key_blocks import bare_key_holes, key_contrast
 from pegwatch.vision.key_count import count_keys
 from pegwatch.vision.localise import Localisation, Localiser
 from pegwatch.vision.localise.base import MIN_PX_PER_MM, board_scale_px_per_mm
-from pegwatch.vision.localise.outline import OUTLINE_TOLERANCE_MM
+from pegwatch.vision.localise.outline import OUTLINE_TOLERANCE_MM, placement_unconfirmed
 from pegwatch.vision.peg_light import PegLight, diffuse_classes, fit_board_light, peg_distances
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import (
@@ -225,6 +225,7 @@ class BoardReader:
         in_play = np.asarray(~not_in_play[:n_guess].reshape(p.rows, p.holes).all(axis=1), dtype=bool)
         lean = self._lean(loc)
         found_by, ppm, sharp, reasons = self._board_facts(loc)
+        unplaced = placement_unconfirmed(loc)  # each hole may read its neighbour's peg: none is sure
         cover = self.sampler.cover.find(
             odd,
             f.cell_shaded,
@@ -250,7 +251,7 @@ class BoardReader:
             shows=key_steps >= self._key_hole_step, contrast=self._key_contrast,
         ) & key_seen  # two tests: a peg either sees is room for one
         guesses = [
-            self._hole(str(name), bool(acc), float(conf), bool(occ), code_d2[i], self._guess_allowed, unplayed=bool(not_in_play[i]))
+            self._hole(str(name), bool(acc) and not unplaced, float(conf), bool(occ), code_d2[i], self._guess_allowed, unplayed=bool(not_in_play[i]))
             for i, name, acc, conf, occ in zip(
                 range(n_guess), code_names_all[:n_guess], cc.accepted, cc.confidence, cover.code[:n_guess], strict=True
             )
@@ -269,7 +270,7 @@ class BoardReader:
             holes = tuple(guesses[r * p.holes : (r + 1) * p.holes])
             ks = slice(r * n_k, (r + 1) * n_k)
             keys = count_keys(
-                self.profile, self._km, kc.best[ks], kc.accepted[ks], kc.confidence[ks], cover.keys[ks], key_d2[ks],
+                self.profile, self._km, kc.best[ks], kc.accepted[ks] & (not unplaced), kc.confidence[ks], cover.keys[ks], key_d2[ks],
                 in_play=bool(in_play[r]), head_bare=key_seen[ks], proved_bare=proved[ks],
                 head_other=None if heads is None else (heads[ks] != kc.best[ks]) & (self._key_is_peg[heads[ks]] | self._key_lit[kc.best[ks]]),
             )

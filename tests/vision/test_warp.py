@@ -116,6 +116,41 @@ def test_a_fit_whose_outline_is_off_is_read_but_low_trust(invicta_table, invicta
     assert [r.holes for r in low.rows] == [r.holes for r in good.rows]  # read all the same
 
 
+def test_a_doubted_fit_no_row_of_the_pattern_confirms_reads_no_hole_surely(invicta_table, invicta_cal):
+    # A small blurred board whose pattern gives no answer, its outline off:
+    # the fit may be rows off, and each hole would read its neighbour's peg.
+    reader = BoardReader(invicta_table.profile, invicta_cal)
+    frame = invicta_table.calibration[0].image
+    good = reader.read(frame)
+    real = reader.localiser.locate
+
+    class OffAndUnanswered:
+        method = "markers"
+
+        def locate(self, image):
+            return replace(real(image), outline_mm=3.0, row_shift_mm=None)
+
+    reader._localiser = OffAndUnanswered()
+    low = reader.read(frame)
+    assert low.trust == TRUST_LOW
+    pairs = [(g, h) for gr, lr in zip(good.rows, low.rows, strict=True) for g, h in zip(gr.holes, lr.holes, strict=True)]
+    assert all(not h.is_certain for _, h in pairs)
+    assert all(g.colour in {c for c, _ in h.candidates} for g, h in pairs if g.is_certain)  # still among the candidates
+    assert all(not r.keys.is_certain for r in low.rows)
+
+
+def test_only_a_doubted_fit_with_no_row_answering_is_unconfirmed(invicta_table, invicta_cal):
+    from pegwatch.vision.localise.outline import placement_unconfirmed
+
+    loc = BoardReader(invicta_table.profile, invicta_cal).localiser.locate(invicta_table.calibration[0].image)
+    silent = tuple((float("nan"), float("nan")) for _ in range(invicta_table.profile.rows))
+    assert not placement_unconfirmed(loc) and not placement_unconfirmed(None)
+    assert not placement_unconfirmed(replace(loc, row_shift_mm=silent))  # in place: nothing doubts it
+    assert placement_unconfirmed(replace(loc, row_shift_mm=silent, outline_mm=3.0))
+    assert placement_unconfirmed(replace(loc, row_shift_mm=None, unpinned_edge="right"))
+    assert not placement_unconfirmed(replace(loc, outline_mm=3.0))  # its rows answered
+
+
 def _slipped_by(dx_mm: float):
     """A stand-in for the hole pattern's re-fit that slips the board ``dx_mm`` along its rows."""
     from pegwatch.vision.localise import grid

@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.vision.localise.base import apply_homography
+from pegwatch.vision.localise.base import Localisation, apply_homography
 
 FloatArray = NDArray[np.float64]
 
@@ -263,6 +263,16 @@ def refit_to_edges(
 
 
 EDGE_NAMES = ("top", "right", "bottom", "left")
+
+
+def placement_unconfirmed(loc: Localisation | None) -> bool:
+    """Nothing confirms where a fit puts the holes: its outline is off, or
+    an end is extrapolated, and no row of the hole pattern answered (a
+    small, blurred board). Such a fit can be rows off, and each hole then
+    reads its neighbour's peg."""
+    if loc is None or any(np.isfinite(dx) for dx, _ in loc.row_shift_mm or ()):
+        return False
+    return loc.unpinned_edge is not None or (loc.outline_mm is not None and loc.outline_mm > OUTLINE_TOLERANCE_MM)
 
 
 def unpinned_edge(
