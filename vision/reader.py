@@ -306,7 +306,7 @@ class BoardReader:
         if view is SecretView.COVERED:
             secret = tuple(HoleReading(OCCLUDED, 0.0) for _ in range(p.holes))
         elif view is SecretView.OPEN:
-            secret = self._read_secret(sc, code_d2[n_guess:])
+            secret = self._read_secret(sc, code_d2[n_guess:], doubted=unplaced)
         sigs = tuple(tuple(float(v) for v in s) for s in f.signatures)
         return BoardReading(
             p.name, tuple(rows), secret, None, at_ns,
@@ -449,11 +449,11 @@ class BoardReader:
         (cands,) = self._cm.candidates(d2[None, :], allowed=allowed)
         return HoleReading(UNKNOWN, conf, cands)
 
-    def _read_secret(self, sc: Classification, d2: FloatArray) -> tuple[HoleReading, ...] | None:
+    def _read_secret(self, sc: Classification, d2: FloatArray, *, doubted: bool = False) -> tuple[HoleReading, ...] | None:
         """The secret holes of an open shield, each read like a guess hole, but surer: every
         row is judged against the secret, so its holes may err a row count's times less."""
         names = self._code_names[sc.best]
-        sure = sc.accepted & (sc.posterior >= 1.0 - (1.0 - self._cm.min_posterior) / self.profile.rows)
+        sure = sc.accepted & (sc.posterior >= 1.0 - (1.0 - self._cm.min_posterior) / self.profile.rows) & (not doubted)
         holes = tuple(
             self._hole(str(n), bool(a and n != SHIELD), float(c), False, d2[i], self._guess_allowed)
             for i, (n, a, c) in enumerate(zip(names, sure, sc.confidence, strict=True))

@@ -137,6 +137,8 @@ def test_a_doubted_fit_no_row_of_the_pattern_confirms_reads_no_hole_surely(invic
     assert all(not h.is_certain for _, h in pairs)
     assert all(g.colour in {c for c, _ in h.candidates} for g, h in pairs if g.is_certain)  # still among the candidates
     assert all(not r.keys.is_certain for r in low.rows)
+    assert good.secret is not None and low.secret is not None
+    assert all(not h.is_certain for h in low.secret)
 
 
 def test_only_a_doubted_fit_with_no_row_answering_is_unconfirmed(invicta_table, invicta_cal):
