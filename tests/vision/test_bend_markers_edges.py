@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
-from vision_kit import hide_marker, hole_errors_mm
+from vision_kit import hide_marker, hole_errors_mm, silence_pattern_rows
 
 from pegwatch.simulation.render import Conditions, random_contents, render
 from pegwatch.vision.localise import MarkerLocaliser
@@ -60,8 +58,6 @@ def test_the_board_is_placed_under_the_bend_the_markers_and_edges_agree_on(invic
 def test_a_board_placed_under_that_bend_is_trusted_only_where_its_hole_pattern_confirms_it(
     invicta_table, invicta_cal, monkeypatch
 ):
-    from pegwatch.vision.localise import grid, marker_localiser
-
     p = invicta_table.profile
     _out, image = _barrel_with_three_markers(p, 5, peg_set=invicta_table.peg_set)
     monkeypatch.setattr(EDGES_ALONE, lambda *a, **k: None)
@@ -71,15 +67,7 @@ def test_a_board_placed_under_that_bend_is_trusted_only_where_its_hole_pattern_c
     # Its own four edges and every row of the pattern hold it: the markers'
     # disagreement is the bend's, and the board is trusted.
     assert reading.trust == TRUST_FULL, reading.trust_reasons
-    real = grid.measure_grid
-
-    def last_rows_silent(*args, **kwargs):
-        fit = real(*args, **kwargs)
-        contrast = fit.row_contrast.copy()
-        contrast[p.rows - 4 :] = 0.0  # a sleeve over the far rows
-        return replace(fit, row_contrast=contrast)
-
-    monkeypatch.setattr(marker_localiser, "measure_grid", last_rows_silent)
+    silence_pattern_rows(monkeypatch, slice(p.rows - 4, p.rows))  # a sleeve over the far rows
     doubted = BoardReader(p, invicta_cal).read(image, at_ns=1)
     assert doubted.trust == TRUST_LOW
     assert any("edge lies" in r for r in doubted.trust_reasons)

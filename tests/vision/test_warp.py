@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from vision_kit import hide_marker, hole_errors_mm
+from vision_kit import hide_marker, hole_errors_mm, silence_pattern_rows
 
 from pegwatch.simulation.render import Conditions, random_contents, render
 from pegwatch.vision.localise import MarkerLocaliser, rectify
@@ -316,21 +316,6 @@ def test_edges_and_the_pattern_hold_a_fit_the_markers_part_from(invicta, monkeyp
     assert hole_errors_mm(invicta, loc, out).max() < shortest_repeat_mm(invicta) / 4
 
 
-def _hand_over_rows(monkeypatch, rows: slice):
-    """The hole pattern, as the localiser measures it, with ``rows`` (0-based) under a hand: no answer."""
-    from pegwatch.vision.localise import grid, marker_localiser
-
-    real = grid.measure_grid
-
-    def hidden(*args, **kwargs):
-        fit = real(*args, **kwargs)
-        contrast = fit.row_contrast.copy()
-        contrast[rows] = 0.0
-        return replace(fit, row_contrast=contrast)
-
-    monkeypatch.setattr(marker_localiser, "measure_grid", hidden)
-
-
 @pytest.mark.parametrize(
     ("hand", "right_edge", "held"),
     [
@@ -344,7 +329,7 @@ def test_where_the_markers_part_from_the_edges_the_edges_and_the_pattern_must_bo
 ):
     out = render(invicta, random_contents(invicta, np.random.default_rng(7), rows_played=6), Conditions.easy(), seed=7)
     _markers_part_from_the_edges(monkeypatch)
-    _hand_over_rows(monkeypatch, hand)
+    silence_pattern_rows(monkeypatch, hand)
     if not right_edge:
         _right_edge_hidden(monkeypatch)
     loc = MarkerLocaliser(invicta).locate(out.image)

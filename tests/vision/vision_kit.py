@@ -34,3 +34,21 @@ def hole_errors_mm(profile: Any, loc: Any, out: Any) -> NDArray[np.float64]:
     holes = np.array(profile.all_hole_centres_mm())
     errors: NDArray[np.float64] = np.linalg.norm(loc.to_board(out.project(holes)) - holes, axis=1)
     return errors
+
+
+def silence_pattern_rows(monkeypatch: Any, rows: slice) -> None:
+    """The hole pattern, as the marker localiser measures it, with ``rows``
+    (0-based) giving no answer (under a hand or a sleeve)."""
+    from dataclasses import replace
+
+    from pegwatch.vision.localise import grid, marker_localiser
+
+    real = grid.measure_grid
+
+    def silent(*args: Any, **kwargs: Any) -> Any:
+        fit = real(*args, **kwargs)
+        contrast = fit.row_contrast.copy()
+        contrast[rows] = 0.0
+        return replace(fit, row_contrast=contrast)
+
+    monkeypatch.setattr(marker_localiser, "measure_grid", silent)

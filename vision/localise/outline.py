@@ -128,10 +128,15 @@ def end_lost(before: tuple[float | None, ...], after: tuple[float | None, ...], 
     (One that shows further off has been moved, not slipped: a scale
     corrected along the board moves the ends by millimetres.)
     """
-    ends = (1, 3) if abs(row_step_mm[0]) >= abs(row_step_mm[1]) else (0, 2)
+    ends, _sides = _ends_and_sides(row_step_mm)
     return any(
         (b := before[k]) is not None and abs(b) <= OUTLINE_TOLERANCE_MM and after[k] is None for k in ends
     )
+
+
+def _ends_and_sides(row_step_mm: tuple[float, float]) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The edges (indices into top, right, bottom, left) the rows repeat towards, and the two along them."""
+    return ((1, 3), (0, 2)) if abs(row_step_mm[0]) >= abs(row_step_mm[1]) else ((0, 2), (1, 3))
 
 
 def edges_hold(edges: tuple[float | None, ...], row_step_mm: tuple[float, float]) -> bool:
@@ -143,7 +148,7 @@ def edges_hold(edges: tuple[float | None, ...], row_step_mm: tuple[float, float]
     The other end, if hidden, is left to the hole pattern
     (:meth:`~pegwatch.vision.localise.grid.GridFit.holds_whole_board`).
     """
-    ends, sides = ((1, 3), (0, 2)) if abs(row_step_mm[0]) >= abs(row_step_mm[1]) else ((0, 2), (1, 3))
+    ends, sides = _ends_and_sides(row_step_mm)
     if any(edges[k] is None for k in sides) or all(edges[k] is None for k in ends):
         return False
     err = outline_error_mm(edges)
