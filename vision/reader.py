@@ -225,7 +225,7 @@ class BoardReader:
         in_play = np.asarray(~not_in_play[:n_guess].reshape(p.rows, p.holes).all(axis=1), dtype=bool)
         lean = self._lean(loc)
         found_by, ppm, sharp, reasons = self._board_facts(loc)
-        unplaced = placement_unconfirmed(loc)  # each hole may read its neighbour's peg: none is sure
+        unplaced = placement_unconfirmed(loc, self.profile)  # each hole may read its neighbour's peg: none is sure
         cover = self.sampler.cover.find(
             odd,
             f.cell_shaded,

@@ -12,7 +12,12 @@ from pegwatch.simulation.render import Conditions, random_contents, render
 from pegwatch.vision.localise import MarkerLocaliser, rectify
 from pegwatch.vision.localise.base import apply_homography
 from pegwatch.vision.localise.grid import shortest_repeat_mm
-from pegwatch.vision.localise.outline import OUTLINE_TOLERANCE_MM, outline_error_mm, outline_offsets
+from pegwatch.vision.localise.outline import (
+    OUTLINE_TOLERANCE_MM,
+    outline_error_mm,
+    outline_offsets,
+    placement_unconfirmed,
+)
 from pegwatch.vision.localise.warp import RadialWarp, fit_radial_warp, remap_maps
 from pegwatch.vision.profile import load_profile
 from pegwatch.vision.reader import BoardReader
@@ -141,16 +146,22 @@ def test_a_doubted_fit_no_row_of_the_pattern_confirms_reads_no_hole_surely(invic
     assert all(not h.is_certain for h in low.secret)
 
 
-def test_only_a_doubted_fit_with_no_row_answering_is_unconfirmed(invicta_table, invicta_cal):
-    from pegwatch.vision.localise.outline import placement_unconfirmed
+def test_only_a_doubted_fit_with_no_row_answering_near_it_is_unconfirmed(invicta_table, invicta_cal):
 
-    loc = BoardReader(invicta_table.profile, invicta_cal).localiser.locate(invicta_table.calibration[0].image)
-    silent = tuple((float("nan"), float("nan")) for _ in range(invicta_table.profile.rows))
-    assert not placement_unconfirmed(loc) and not placement_unconfirmed(None)
-    assert not placement_unconfirmed(replace(loc, row_shift_mm=silent))  # in place: nothing doubts it
-    assert placement_unconfirmed(replace(loc, row_shift_mm=silent, outline_mm=3.0))
-    assert placement_unconfirmed(replace(loc, row_shift_mm=None, unpinned_edge="right"))
-    assert not placement_unconfirmed(replace(loc, outline_mm=3.0))  # its rows answered
+    p = invicta_table.profile
+    loc = BoardReader(p, invicta_cal).localiser.locate(invicta_table.calibration[0].image)
+    nan = (float("nan"), float("nan"))
+    silent = tuple(nan for _ in range(p.rows))
+    assert not placement_unconfirmed(loc, p) and not placement_unconfirmed(None, p)
+    assert not placement_unconfirmed(replace(loc, row_shift_mm=silent), p)  # in place: nothing doubts it
+    assert placement_unconfirmed(replace(loc, row_shift_mm=silent, outline_mm=3.0), p)
+    assert placement_unconfirmed(replace(loc, row_shift_mm=None, unpinned_edge="right"), p)
+    assert not placement_unconfirmed(replace(loc, outline_mm=3.0), p)  # its rows answered
+    # Rows that answered only far from the fit (under a hand, or the fit off there) confirm nothing.
+    far = (*silent[:7], (0.0, -4.0), nan, (0.5, 2.1), *silent[10:])
+    assert placement_unconfirmed(replace(loc, row_shift_mm=far, unpinned_edge="top"), p)
+    one_near = (*far[:3], (0.3, -0.9), *far[4:])
+    assert not placement_unconfirmed(replace(loc, row_shift_mm=one_near, unpinned_edge="top"), p)
 
 
 def _slipped_by(dx_mm: float):
@@ -314,6 +325,28 @@ def test_edges_and_the_pattern_hold_a_fit_the_markers_part_from(invicta, monkeyp
     assert loc.ok and loc.outline_mm is not None and loc.outline_mm <= OUTLINE_TOLERANCE_MM
     # Placed on the edges, with a bend fitted to them and the markers: within the bound the pattern confirmed.
     assert hole_errors_mm(invicta, loc, out).max() < shortest_repeat_mm(invicta) / 4
+
+
+def test_the_rows_a_fit_reports_answered_where_that_fit_puts_them(invicta, monkeypatch):
+    # The pattern's re-fit slips 5 mm and the board's edges re-place it: the
+    # rows' answers it reports (which say whether anything confirms the fit)
+    # are measured on the fit it returns, not on the slipped one.
+    from pegwatch.vision.localise import grid
+
+    out = render(invicta, random_contents(invicta, np.random.default_rng(7), rows_played=6), Conditions.easy(), seed=7)
+    _markers_part_from_the_edges(monkeypatch)
+    shift = np.array([[1.0, 0.0, 5.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+
+    def slipped(profile, frame, h, **kw):
+        return shift @ h, grid.measure_grid(profile, frame, shift @ h, warp=kw.get("warp"))
+
+    monkeypatch.setattr("pegwatch.vision.localise.marker_localiser.refine_to_grid", slipped)
+    loc = MarkerLocaliser(invicta).locate(out.image)
+    assert loc.ok and loc.row_shift_mm is not None and loc.image_to_board is not None
+    again = grid.row_tuple(grid.measure_grid(invicta, out.image, loc.image_to_board, warp=loc.warp))
+    np.testing.assert_allclose(np.array(loc.row_shift_mm), np.array(again), atol=1e-9)
+    assert hole_errors_mm(invicta, loc, out).max() < shortest_repeat_mm(invicta) / 4
+    assert not placement_unconfirmed(loc, invicta)
 
 
 @pytest.mark.parametrize(

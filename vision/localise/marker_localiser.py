@@ -468,6 +468,7 @@ class MarkerLocaliser:
         final = fit_edges(gray, h, lambda u: to_image(warp, u), self.profile.size_mm) if off or len(used) < 3 else None
         # The pattern as the final fit meets it (that fit may have moved since the pattern's re-fit).
         pattern = None if final is None or rows is None else measure_grid(self.profile, frame, h, warp=warp)
+        rows = rows if pattern is None else row_tuple(pattern)
         whole = pattern is not None and pattern.holds_whole_board(self.profile)
         confirmed = whole or (pattern is not None and pattern.confirms_fit(self.profile))
         # An unknown lens bends the markers, printed on the tray beyond the

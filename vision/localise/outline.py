@@ -17,6 +17,7 @@ than :data:`OUTLINE_TOLERANCE_MM` (see :class:`~pegwatch.vision.reader.BoardRead
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import cv2
@@ -24,6 +25,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.vision.localise.base import Localisation, apply_homography
+from pegwatch.vision.localise.grid import shortest_repeat_mm
+from pegwatch.vision.profile import BoardProfile
 
 FloatArray = NDArray[np.float64]
 
@@ -270,12 +273,18 @@ def refit_to_edges(
 EDGE_NAMES = ("top", "right", "bottom", "left")
 
 
-def placement_unconfirmed(loc: Localisation | None) -> bool:
+def placement_unconfirmed(loc: Localisation | None, profile: BoardProfile) -> bool:
     """Nothing confirms where a fit puts the holes: its outline is off, or
-    an end is extrapolated, and no row of the hole pattern answered (a
-    small, blurred board). Such a fit can be rows off, and each hole then
-    reads its neighbour's peg."""
-    if loc is None or any(np.isfinite(dx) for dx, _ in loc.row_shift_mm or ()):
+    an end is extrapolated, and no row of the hole pattern answered within
+    a quarter of its shortest repeat of where the fit puts it (as
+    :meth:`~pegwatch.vision.localise.grid.GridFit.holds_whole_board` asks).
+    Such a fit can be rows off, and each hole then reads its neighbour's
+    peg. A row that answered further off confirms nothing: it lies under a
+    hand, or the fit is off there (a small, blurred board found by one
+    marker read surely, whose rows answered 2 and 4 mm off, lay a whole
+    hole off: seed 2, table 502, case 170)."""
+    near = shortest_repeat_mm(profile) / 4
+    if loc is None or any(math.hypot(dx, dy) <= near for dx, dy in loc.row_shift_mm or ()):
         return False
     return loc.unpinned_edge is not None or (loc.outline_mm is not None and loc.outline_mm > OUTLINE_TOLERANCE_MM)
 
