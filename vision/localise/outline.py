@@ -275,16 +275,22 @@ EDGE_NAMES = ("top", "right", "bottom", "left")
 
 def placement_unconfirmed(loc: Localisation | None, profile: BoardProfile) -> bool:
     """Nothing confirms where a fit puts the holes: its outline is off, or
-    an end is extrapolated, and no row of the hole pattern answered within
-    a quarter of its shortest repeat of where the fit puts it (as
+    an end is extrapolated, and fewer than two rows of the hole pattern
+    answered near it: within a quarter of the pattern's shortest repeat of
+    where the fit puts the row (as
     :meth:`~pegwatch.vision.localise.grid.GridFit.holds_whole_board` asks).
     Such a fit can be rows off, and each hole then reads its neighbour's
-    peg. A row that answered further off confirms nothing: it lies under a
-    hand, or the fit is off there (a small, blurred board found by one
-    marker read surely, whose rows answered 2 and 4 mm off, lay a whole
-    hole off: seed 2, table 502, case 170)."""
-    near = shortest_repeat_mm(profile) / 4
-    if loc is None or any(math.hypot(dx, dy) <= near for dx, dy in loc.row_shift_mm or ()):
+    peg. A row that answered further off lies under a hand, or the fit is
+    off there: seed 2, table 502, case 170 lay a whole hole off with its
+    two answering rows 2.2 and 4 mm off. One row near a fit is the least a
+    repeating pattern gives by chance, as a line needs two points: seed 3,
+    table 500, case 28 (its lens known) lay 6-22 mm off with one row
+    1.5 mm off (and one 4.7 mm)."""
+    if loc is None:
+        return False
+    bound = shortest_repeat_mm(profile) / 4
+    near = sum(math.hypot(dx, dy) <= bound for dx, dy in loc.row_shift_mm or ())
+    if near >= 2:
         return False
     return loc.unpinned_edge is not None or (loc.outline_mm is not None and loc.outline_mm > OUTLINE_TOLERANCE_MM)
 
