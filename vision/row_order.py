@@ -27,6 +27,7 @@ from pegwatch.vision.reading import (
     doubt_bare_keys,
     unreadable_row,
 )
+from pegwatch.vision.recess import least_recess, rows_near
 
 #: How much darker (CIELAB L*, the median over a row) a bare hole's disc
 #: must look than the plastic ring around it for the row to be seen bare.
@@ -110,15 +111,32 @@ def covered_flat(
     holes occluded: ``hole_steps`` per code hole of the guess rows (row by
     row), how much darker its disc is than its ring (L*); ``least``, the
     step a bare row's median must reach. Something flat and dark lies over
-    them (a sleeve), not an empty stretch of board."""
+    them (a sleeve), not an empty stretch of board.
+
+    Beside a covered row, a bare row's median must also reach
+    :data:`~pegwatch.vision.recess.RECESS_SHARE` of the steps of the
+    frame's bare rows beside no cover, as a hole read bare beside a found
+    cover must (:mod:`~pegwatch.vision.recess`). A light grey sleeve's
+    fabric shows a faint step: seed 2, table 502, case 126 (its lens
+    known) read the row at the sleeve's edge bare, its holes stepping 1.2
+    to 3.6 L*, where the bare rows beyond stepped 3.1 to 8.1, and so read
+    a played row empty. Each row found so puts its own neighbour beside a
+    cover.
+    """
     out = list(rows)
     steps = np.asarray(hole_steps, dtype=np.float64)
-    for i, row in enumerate(out):
-        n = len(row.holes)
-        bare = all(h.is_certain and h.colour == EMPTY for h in row.holes)
-        if bare and float(np.median(steps[i * n : (i + 1) * n])) < least:
-            out[i] = unreadable_row(row.row, n, key_holes, ROW_OCCLUDED)
-    return out
+    n = len(rows[0].holes) if rows else 0
+    bare = np.array([all(h.is_certain and h.colour == EMPTY for h in row.holes) for row in rows], dtype=bool)
+    medians = np.array([float(np.median(steps[i * n : (i + 1) * n])) for i in range(len(rows))])
+    flat = bare & (medians < least)
+    while True:
+        for i in np.flatnonzero(flat):
+            out[i] = unreadable_row(out[i].row, n, key_holes, ROW_OCCLUDED)
+        covered = np.array([row.status == ROW_OCCLUDED for row in out], dtype=bool)
+        near = rows_near(covered) & ~covered
+        flat = bare & near & (medians < least_recess(steps, np.repeat(bare & ~covered & ~near, n), 0.0))
+        if not flat.any():
+            return out
 
 
 #: A run of rows read bare between two covered rows, no wider than this

@@ -81,6 +81,24 @@ def test_bare_rows_whose_holes_show_no_recess_are_under_something_flat():
     assert float(np.median(steps[4:8])) < MIN_HOLE_STEP <= float(np.median(steps[12:16]))
 
 
+def test_beside_a_cover_a_bare_row_must_step_down_as_the_frame_s_bare_rows_do():
+    # A light grey sleeve over rows 2-4: rows 3-4 are flat, row 2 (its edge)
+    # shows the fabric's faint step, over the board's least; rows 5-8 are
+    # bare plastic (seed 2, table 502, case 126's steps).
+    rows = [_row(1, ("red", "blue", "red", "green"))] + [empty_row(i, 4, 4) for i in range(2, 9)]
+    faint = [1.2, 3.6, 1.9, 2.4]
+    bare = [5.8, 3.1, 6.7, 8.1, 5.6, 3.1, 3.7, 5.6, 7.2, 6.9, 6.6, 5.9, 5.6, 3.1, 3.7, 5.6]
+    steps = np.array([0.5] * 4 + faint + [1.8, -0.7, 1.7, 1.1] + [0.4, 0.9, 0.2, 1.0] + bare)
+    out = covered_flat(rows, steps, key_holes=4)
+    assert [r.status for r in out] == [rows[0].status] + [ROW_OCCLUDED] * 3 + [ROW_EMPTY] * 4
+    assert float(np.median(faint)) >= MIN_HOLE_STEP  # the board's least alone left row 2 bare
+    # A bare row beside the cover that steps down as the others do is seen bare.
+    deep = np.concatenate([steps[:4], [5.0, 4.0, 6.0, 5.5], steps[8:]])
+    assert [r.status for r in covered_flat(rows, deep, key_holes=4)][1:5] == [ROW_EMPTY] + [ROW_OCCLUDED] * 2 + [ROW_EMPTY]
+    # With no bare row away from a cover to say how deep a hole looks, only the least stands.
+    assert [r.status for r in covered_flat(rows[:5], steps[:20], key_holes=4)][1:] == [ROW_EMPTY] + [ROW_OCCLUDED] * 2 + [ROW_EMPTY]
+
+
 def test_a_board_whose_bare_holes_look_shallow_asks_less_of_them():
     assert least_hole_step(None) == MIN_HOLE_STEP
     assert least_hole_step([40.0, 0.0, 0.0, 61.0, 0.0, 0.0]) == MIN_HOLE_STEP  # a deep hole: 21 L*
