@@ -124,11 +124,15 @@ def covered_flat(
     cover.
     """
     out = list(rows)
-    steps = np.asarray(hole_steps, dtype=np.float64)
-    n = len(rows[0].holes) if rows else 0
+    if not rows:
+        return out
+    n = len(rows[0].holes)
+    steps = np.asarray(hole_steps, dtype=np.float64)[: len(rows) * n]
     bare = np.array([all(h.is_certain and h.colour == EMPTY for h in row.holes) for row in rows], dtype=bool)
-    medians = np.array([float(np.median(steps[i * n : (i + 1) * n])) for i in range(len(rows))])
+    medians = np.median(steps.reshape(len(rows), n), axis=1)
     flat = bare & (medians < least)
+    if not flat.any() and not any(row.status == ROW_OCCLUDED for row in rows):
+        return out
     while True:
         for i in np.flatnonzero(flat):
             out[i] = unreadable_row(out[i].row, n, key_holes, ROW_OCCLUDED)
