@@ -147,7 +147,6 @@ def test_a_doubted_fit_no_row_of_the_pattern_confirms_reads_no_hole_surely(invic
 
 
 def test_a_doubted_fit_is_unconfirmed_unless_two_rows_answered_near_it(invicta_table, invicta_cal):
-
     p = invicta_table.profile
     loc = BoardReader(p, invicta_cal).localiser.locate(invicta_table.calibration[0].image)
     nan = (float("nan"), float("nan"))

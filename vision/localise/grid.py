@@ -150,6 +150,7 @@ class GridFit:
         return float(np.max(np.linalg.norm(disp, axis=1)))
 
 
+@lru_cache(maxsize=16)
 def shortest_repeat_mm(profile: BoardProfile) -> float:
     """The hole pattern's shortest repeat (mm): a row's holes and key holes one pitch over, or the next row."""
     pts = np.concatenate([np.array(profile.hole_centres_mm(1)), np.array(profile.key_centres_mm(1))])
