@@ -30,6 +30,11 @@ above the bare ones, and each key colour is among them, or is vouched for
 by one that is, through the contrast the calibration measured for both.
 A frame that cannot show that (a light board, black key pegs, no marked
 row yet) proves nothing, and its bare key holes are what they were.
+
+The same bound tells a block that shows a key peg standing: one that
+scores as far above it as every key peg read surely does. The reader lets a
+key hole read bare, or not at all, hold the peg its head's place shows
+only where its block stands so (``key_count``, ``head_looks``).
 """
 
 from __future__ import annotations
@@ -84,17 +89,21 @@ def block_scores(frame: NDArray[np.uint8], loc: Localisation, centres_mm: FloatA
     return out
 
 
-def bare_blocks(
+def judge_blocks(
     scores: FloatArray,
     references: BoolArray,
     witnesses: Sequence[BoolArray],
     contrast: Sequence[float] | None = None,
-) -> BoolArray:
-    """Which blocks (of ``scores``, per key hole) are bare: ``references`` are
-    the holes of rows not in play read bare, ``witnesses`` per key colour the
-    holes read surely as a key peg of that colour. None when the frame cannot tell.
+) -> tuple[BoolArray, BoolArray]:
+    """Which blocks (of ``scores``, per key hole) are bare, and which show a key peg standing:
+    ``references`` are the holes of rows not in play read bare, ``witnesses`` per key colour
+    the holes read surely as a key peg of that colour. Neither when the frame cannot tell.
 
-    Every key colour must have a witness, or be vouched for by one that has:
+    A block stands when it scores as far above the frame's bare bound as
+    every key peg read surely does: the frame has shown that its pegs light
+    their blocks that much.
+
+    To prove a block bare, every key colour must have a witness, or be vouched for by one that has:
     ``contrast``, per key colour, how far (natural log) its pegs stand above
     the plastic in their brightest channel, as calibrated. A score is such a
     log ratio, which neither the light's level nor its colour moves; so a
@@ -102,23 +111,25 @@ def bare_blocks(
     a witnessed one's weakest peg, less the amount its calibrated contrast
     falls short of that colour's.
     """
+    nothing = np.zeros(len(scores), dtype=bool)
     present = [w for w in witnesses if w.any()]
     if not present:
-        return np.zeros(len(scores), dtype=bool)
+        return nothing, nothing
     bound = frame_bound(scores, references, present, margin=BARE_MARGIN, witness_margin=WITNESS_MARGIN, min_references=2)
     if bound is None:
-        return np.zeros(len(scores), dtype=bool)
+        return nothing, nothing
+    standing: BoolArray = (scores >= bound + WITNESS_MARGIN) & ~references
     for absent in (i for i, w in enumerate(witnesses) if not w.any()):
         if contrast is None:
-            return np.zeros(len(scores), dtype=bool)
+            return nothing, standing
         vouched = max(
             float(scores[w].min()) - bound - max(0.0, contrast[j] - contrast[absent])
             for j, w in enumerate(witnesses) if w.any()
         )
         if vouched < WITNESS_MARGIN:
-            return np.zeros(len(scores), dtype=bool)
-    out: BoolArray = (scores <= bound) & ~references & ~np.logical_or.reduce(list(witnesses))
-    return out
+            return nothing, standing
+    bare: BoolArray = (scores <= bound) & ~references & ~np.logical_or.reduce(list(witnesses))
+    return bare, standing
 
 
 def key_contrast(model: ColourModel, plastic_linear: Sequence[float], colours: Sequence[str]) -> tuple[float, ...]:
@@ -127,7 +138,7 @@ def key_contrast(model: ColourModel, plastic_linear: Sequence[float], colours: S
     return tuple(float(top[model.index(c)]) for c in colours)
 
 
-def bare_key_holes(
+def key_holes_seen(
     profile: BoardProfile,
     frame: NDArray[np.uint8],
     loc: Localisation,
@@ -138,8 +149,10 @@ def bare_key_holes(
     *,
     shows: NDArray[np.bool_] | None = None,
     contrast: Sequence[float] | None = None,
-) -> NDArray[np.bool_]:
-    """Per key hole (row by row), whether it is in play, read bare and its block shows no key peg.
+    standing_asked: NDArray[np.bool_] | None = None,
+) -> tuple[BoolArray, BoolArray]:
+    """Per key hole (row by row): whether it is in play, read bare and its block shows no key peg;
+    and whether it is in play and its block shows a key peg standing (see :func:`judge_blocks`).
 
     ``centres_mm``/``names``/``sure``: per key hole, where it is, the class read and whether it was
     read surely (accepted, nothing over it); ``in_play``: per row;
@@ -147,17 +160,21 @@ def bare_key_holes(
     plastic around it): something flat and dark over a hole (a sleeve the
     cover test missed) hides it and would light nothing either;
     ``contrast``: the right-place and right-colour key colours' calibrated
-    contrast (:func:`key_contrast`), to vouch for one the frame lacks.
+    contrast (:func:`key_contrast`), to vouch for one the frame lacks;
+    ``standing_asked``: the holes whose standing is asked (None: all); with
+    none asked and no hole to prove bare, no block is scored.
     """
     n = profile.key_holes
     rows = np.repeat(np.arange(profile.rows), n)
     bare = sure & (names == EMPTY)
     row_bare = bare.reshape(profile.rows, n).all(axis=1)
     need = bare & in_play[rows] & (np.ones(len(names), dtype=bool) if shows is None else shows)
-    if not need.any() or int((row_bare & ~in_play).sum()) < MIN_REFERENCE_ROWS:
-        return np.zeros(len(names), dtype=bool)
+    asked = need.any() or standing_asked is None or bool(standing_asked.any())
+    if not asked or int((row_bare & ~in_play).sum()) < MIN_REFERENCE_ROWS:
+        nothing = np.zeros(len(names), dtype=bool)
+        return nothing, nothing
     references = row_bare[rows] & ~in_play[rows]
     witnesses = [sure & in_play[rows] & (names == c) for c in (profile.right_place_key, profile.right_colour_key)]
     scores = block_scores(frame, loc, centres_mm)
-    out: BoolArray = bare_blocks(scores, references, witnesses, contrast) & need
-    return out
+    bare, standing = judge_blocks(scores, references, witnesses, contrast)
+    return bare & need, standing & in_play[rows]

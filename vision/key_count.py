@@ -39,6 +39,7 @@ def count_keys(
     head_bare: NDArray[np.bool_] | None = None,
     proved_bare: NDArray[np.bool_] | None = None,
     head_other: NDArray[np.bool_] | None = None,
+    head_peg: NDArray[np.intp] | None = None,
 ) -> KeyReading:
     """Count a row's key pegs (``model``'s classes: ``best``, ``accepted``,
     ``conf`` and squared distances ``d2`` per key hole; ``occluded`` holes
@@ -58,6 +59,10 @@ def count_keys(
     (:mod:`~pegwatch.vision.key_blocks`), which proves a hole read bare
     bare in a row read wholly bare (never one whose head's place shows a
     peg: the reader leaves those out).
+    ``head_peg``: per key hole, the key class its head's place shows surely
+    (a colour that stands out, in a block that shows a peg standing:
+    ``BoardReader._head_classes``, :func:`~pegwatch.vision.key_blocks.key_holes_seen`),
+    or -1: a hole read bare there, or read not at all, holds that peg.
     """
     is_empty, is_place, is_colour = _key_classes(model.names, profile.right_place_key, profile.right_colour_key)
     sure = accepted & ~occluded
@@ -66,9 +71,15 @@ def count_keys(
     if in_play and head_bare is not None:
         hidden = sure & is_empty[best] & ~head_bare
         sure &= ~hidden
+    held = np.zeros(len(best), dtype=bool)
+    if head_peg is not None:
+        held = (hidden | (~accepted & ~occluded)) & (head_peg >= 0)
+        best = np.where(held, head_peg, best)
+        hidden &= ~held
+        sure |= held
     if head_other is not None:
         # Two looks at one peg that disagree on its colour leave it any.
-        other = sure & ~is_empty[best] & head_other
+        other = sure & ~is_empty[best] & head_other & ~held
         hidden |= other
         sure &= ~other
     # "No key peg at all" is the marking a misread most often invents (white

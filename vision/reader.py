@@ -37,16 +37,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.rules.errors import PegwatchError
-from pegwatch.vision import bare_light, dark_pegs, row_order
+from pegwatch.vision import bare_light, dark_pegs, head_looks, row_order
 from pegwatch.vision.calibration import SHIELD, Calibration, CalibrationError
 from pegwatch.vision.censored import CLIP_FACTORS
-from pegwatch.vision.colour import Classification, ColourModel, linear_bgr_to_lab
+from pegwatch.vision.colour import Classification, ColourModel
 from pegwatch.vision.cover import Cover
-from pegwatch.vision.key_blocks import bare_key_holes, key_contrast
+from pegwatch.vision.key_blocks import key_contrast, key_holes_seen
 from pegwatch.vision.key_count import count_keys
 from pegwatch.vision.localise import Localisation, Localiser
-from pegwatch.vision.localise.base import MIN_PX_PER_MM, board_scale_px_per_mm
-from pegwatch.vision.localise.outline import OUTLINE_TOLERANCE_MM, placement_unconfirmed
+from pegwatch.vision.localise.outline import placement_unconfirmed
 from pegwatch.vision.peg_light import PegLight, diffuse_classes, fit_board_light, peg_distances
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import (
@@ -70,6 +69,7 @@ from pegwatch.vision.sampler import BoardSampler, Features, FloatArray
 from pegwatch.vision.secret import SecretView, see_secret
 from pegwatch.vision.tint import widened
 from pegwatch.vision.tray import TrayWatch
+from pegwatch.vision.trust import board_facts
 
 __all__ = ["CLIP_FACTORS", "BoardReader", "BoardSampler", "Features"]
 
@@ -210,7 +210,8 @@ class BoardReader:
             self._km, self._key_lit, light.key_factor, f.keys, f.key_linear, f.key_clipped,
             f.key_head, f.key_head_linear, f.key_head_clipped,
         )
-        heads = None if frame is None or self._heads else self._key_head_classes(frame, loc, light)
+        key_heads = None if frame is None or self._heads else self._head_classes(frame, loc, light, keys=True)
+        heads, head_sure = (None, None) if key_heads is None else key_heads
         loose_fit = loc is not None and loc.bend_from_edges
         cc = self._cm.classify_distances(code_d2[:n_guess], allowed=self._guess_allowed)
         sc = self._cm.classify_distances(code_d2[n_guess:])
@@ -224,7 +225,7 @@ class BoardReader:
         unplayed, not_in_play = row_order.unplayed_bare(p, read_bare, kc.accepted & key_bare, key_unmarked=key_bare)
         in_play = np.asarray(~not_in_play[:n_guess].reshape(p.rows, p.holes).all(axis=1), dtype=bool)
         lean = self._lean(loc)
-        found_by, ppm, sharp, reasons = self._board_facts(loc)
+        found_by, ppm, sharp, reasons = board_facts(self.profile, self.calibration, loc)
         unplaced = placement_unconfirmed(loc, self.profile)  # each hole may read its neighbour's peg: none is sure
         cover = self.sampler.cover.find(
             odd,
@@ -245,11 +246,17 @@ class BoardReader:
             steps, key_steps, cover.rows[: p.rows], in_play, np.delete(not_in_play, np.s_[n_guess : n_guess + p.holes])
         )
         key_seen = ~key_flat if heads is None else self._key_is_empty[heads] & ~key_flat
-        # Proved bare only on a fit trusted enough to accuse from: the blocks lie where the fit puts them.
-        proved = np.zeros(len(kc.best), dtype=bool) if frame is None or loc is None or reasons else bare_key_holes(
+        # A hole read bare, or not at all, whose head's place shows surely a key peg that stands out may hold it.
+        head_peg = np.full(len(kc.best), -1) if heads is None or head_sure is None or unplaced else np.where(
+            head_sure & self._key_lit[heads] & (~kc.accepted | self._key_is_empty[kc.best]) & ~cover.keys, heads, -1
+        )
+        # Proved bare (or a peg standing) only on a fit trusted enough to accuse from: the blocks lie where the fit puts them.
+        proved, standing = (np.zeros(len(kc.best), dtype=bool),) * 2 if frame is None or loc is None or reasons else key_holes_seen(
             p, frame, loc, self.sampler.key_centres_mm, np.asarray(self._km.names)[kc.best], kc.accepted & ~cover.keys, in_play,
-            shows=key_steps >= self._key_hole_step, contrast=self._key_contrast,
-        ) & key_seen  # two tests: a peg either sees is room for one
+            shows=key_steps >= self._key_hole_step, contrast=self._key_contrast, standing_asked=head_peg >= 0,
+        )
+        head_peg = np.where(standing, head_peg, -1)
+        proved &= key_seen  # two tests: a peg either sees is room for one
         guesses = [
             self._hole(str(name), bool(acc) and not unplaced, float(conf), bool(occ), code_d2[i], self._guess_allowed, unplayed=bool(not_in_play[i]))
             for i, name, acc, conf, occ in zip(
@@ -264,6 +271,10 @@ class BoardReader:
                 in_play=~not_in_play[:n_guess], sure=cc.accepted & ~cover.code[:n_guess], kinds=self._dark_kinds,
             )
         guesses = doubt_flat(guesses, code_flat)
+        pegs = np.flatnonzero([h.is_certain and h.colour != EMPTY for h in guesses])  # only where a look may differ
+        code_heads = None if frame is None or self._heads or unplaced or not len(pegs) else self._head_classes(frame, loc, light, keys=False, only=pegs)
+        if code_heads is not None:
+            guesses = head_looks.other_doubted(guesses, code_heads, code_d2, self._cm, allowed=self._guess_allowed, lit=self._code_lit)
         rows: list[RowReading] = []
         n_k = p.key_holes
         for r in range(p.rows):
@@ -273,6 +284,7 @@ class BoardReader:
                 self.profile, self._km, kc.best[ks], kc.accepted[ks] & (not unplaced), kc.confidence[ks], cover.keys[ks], key_d2[ks],
                 in_play=bool(in_play[r]), head_bare=key_seen[ks], proved_bare=proved[ks],
                 head_other=None if heads is None else (heads[ks] != kc.best[ks]) & (self._key_is_peg[heads[ks]] | self._key_lit[kc.best[ks]]),
+                head_peg=head_peg[ks],
             )
             if loose_fit and in_play[r]:
                 # A key peg's sample may sit on its rim: it is seen, never ruled out
@@ -391,28 +403,41 @@ class BoardReader:
         self._lean_cache = (key, out)
         return out
 
-    def _key_head_classes(self, frame: NDArray[np.uint8], loc: Localisation | None, light: PegLight) -> NDArray[np.intp] | None:
-        """Per key hole, the key class nearest to what the place where a key peg's head would stand shows (None: no pose).
+    def _head_classes(
+        self, frame: NDArray[np.uint8], loc: Localisation | None, light: PegLight, *, keys: bool, only: NDArray[np.intp] | None = None
+    ) -> tuple[NDArray[np.intp], NDArray[np.bool_]] | None:
+        """Per key hole (``keys``) or code hole (rows, then the secret; ``only`` those, by index, the
+        others shown nothing surely): the class nearest to what the place where a peg's head would
+        stand shows, and whether it shows it surely (typical of the class, and clearly nearer it than
+        any other). None: no pose.
 
-        Seen at a slant, and smeared by a shaken camera, a small key peg's
-        head stands off its hole, which then shows the peg's shadow and the
-        plastic: it reads bare, or (a white peg's shaded side under a warm
-        lamp) as a key peg of the other colour. The head's place is the hole's disc moved by
-        the pose's lean at the head's centre; its colour is compared with the
-        key classes' disc colours alone (pegs in the pegs' light).
+        Seen at a slant, and smeared by a shaken camera, a peg's head stands
+        off its hole, which then shows the peg's shaded side, its shadow and
+        the plastic: a small key peg reads bare, or (a white peg's shaded side
+        under a warm lamp) as a key peg of the other colour; a code peg's
+        shaded side as a darker colour (a white one as black, an orange one
+        as red). The head's place is the hole's disc moved by the pose's lean
+        at the head's centre; its colour is compared with the classes' disc
+        colours alone (pegs in the pegs' light).
         """
         lean = self._lean(loc)
         p = self.profile
-        if lean is None or loc is None or loc.image_to_board is None or p.key_head_height_mm <= 0:
+        height, centre = (p.key_head_height_mm, p.key_head_centre_height_mm) if keys else (p.peg_head_height_mm, p.code_head_centre_height_mm)
+        if lean is None or loc is None or loc.image_to_board is None or height <= 0:
             return None
-        shift = lean[len(self.sampler.code_centres_mm) :] * (p.key_head_centre_height_mm / p.key_head_height_mm)
-        lin = self.sampler.key_discs_shifted(frame, loc.image_to_board, shift, loc.warp)
-        disc = self._disc_model(self._km)
-        d2 = disc.distances2(linear_bgr_to_lab(lin))
-        if not light.pegs_in_calibrations:
-            d2[:, self._key_lit] = disc.distances2(linear_bgr_to_lab(lin * light.key_factor))[:, self._key_lit]
-        out: NDArray[np.intp] = np.argmin(d2, axis=1)
-        return out
+        n_code = len(self.sampler.code_centres_mm)
+        shift = (lean[n_code:] if keys else lean[:n_code]) * (centre / height)
+        if keys:
+            lin = self.sampler.key_discs_shifted(frame, loc.image_to_board, shift, loc.warp)
+        else:
+            lin = self.sampler.code_discs_shifted(frame, loc.image_to_board, shift, loc.warp, only=only)
+        model, lit, factor = (self._km, self._key_lit, light.key_factor) if keys else (self._cm, self._code_lit, light.code_factor)
+        nearest, sure = head_looks.seen(self._disc_model(model), lin, lit, None if light.pegs_in_calibrations else factor)
+        if only is None:
+            return nearest, sure
+        all_nearest, all_sure = np.zeros(n_code, dtype=np.intp), np.zeros(n_code, dtype=bool)
+        all_nearest[only], all_sure[only] = nearest, sure
+        return all_nearest, all_sure
 
     def _disc_model(self, model: ColourModel) -> ColourModel:
         """``model`` over the disc's CIELAB alone (its first three features), made once per model."""
@@ -461,40 +486,3 @@ class BoardReader:
         if all(h.colour == EMPTY for h in holes):
             return None  # no secret set up
         return holes
-
-    def _board_facts(
-        self, loc: Localisation | None
-    ) -> tuple[str | None, float | None, float | None, tuple[str, ...]]:
-        """How the board was found, its resolution and sharpness, and why trust is low (if it is)."""
-        reasons: list[str] = []
-        if self.calibration.trust == TRUST_LOW:
-            reasons.extend(self.calibration.trust_reasons or ("the calibration is low-trust",))
-        if loc is None:
-            return None, None, None, tuple(reasons)
-        found_by = loc.method
-        if found_by == "best-effort":
-            reasons.append("the board was found by best effort (no markers, no picked corners)")
-        if loc.outline_mm is not None and loc.outline_mm > OUTLINE_TOLERANCE_MM:
-            reasons.append(
-                f"the board's edge lies {loc.outline_mm:.1f} mm from where the markers put it "
-                "(a marker misread, or the board moved on its tray)"
-            )
-        if loc.markers_unsure:
-            reasons.append("fewer than two markers were read surely (blurred or small): the fit is a guess")
-        if loc.unpinned_edge is not None:
-            reasons.append(
-                f"the board's {loc.unpinned_edge} end is placed by extrapolation alone "
-                "(the markers seen are at the other end, and that end's edge does not show)"
-            )
-        ppm = loc.px_per_mm
-        if ppm is None and loc.image_to_board is not None:
-            w, h = self.profile.size_mm
-            ppm = board_scale_px_per_mm(loc.image_to_board, (w / 2, h / 2))
-        sharp = loc.sharpness
-        # Below the resolution a key peg needs, a reading is the colour
-        # model's best effort: shown, never accused from. (A blurred picture
-        # is read on: blur mixes a peg's colour with the plastic's, which the
-        # colour model refuses rather than misnames.)
-        if ppm is not None and ppm < MIN_PX_PER_MM:
-            reasons.append(f"the board is imaged at {ppm:.1f} px/mm, below the {MIN_PX_PER_MM:g} the reader needs")
-        return found_by, None if ppm is None else float(ppm), None if sharp is None else float(sharp), tuple(reasons)

@@ -223,8 +223,9 @@ class BoardSampler:
         self._rect_idx = np.clip(px[:, 1], 0, self.height - 1) * self.width + np.clip(px[:, 0], 0, self.width - 1)
         self._frame_cache: tuple[bytes, tuple[int, int], IntArray] | None = None
         self._head_cache: tuple[bytes, int, tuple[int, int], IntArray] | None = None
-        self._shifted_cache: tuple[bytes, tuple[int, int], IntArray] | None = None
-        #: The key holes' light over the reference in the last frame measured.
+        self._shifted_cache: dict[int, tuple[bytes, tuple[int, int], IntArray]] = {}
+        #: The code and key holes' light over the reference in the last frame measured.
+        self._last_code_gain: FloatArray = np.ones((len(self.code_centres_mm), 3))
         self._last_key_gain: FloatArray = np.ones((len(self.key_centres_mm), 3))
 
     def frame_indices(
@@ -255,17 +256,42 @@ class BoardSampler:
         its place on the board, normalised in the last frame's light as the
         key holes themselves are: linear BGR (n×3). Where a key peg's head
         stands, seen at a slant. Cached for the last homography and shift."""
+        return self._discs_shifted(2, frame, image_to_board, shift_mm, warp)
+
+    def code_discs_shifted(
+        self,
+        frame: NDArray[np.uint8],
+        image_to_board: NDArray[np.float64],
+        shift_mm: FloatArray,
+        warp: ImageWarp | None = None,
+        *,
+        only: IntArray | None = None,
+    ) -> FloatArray:
+        """Every code hole's disc (rows, then the secret) sampled ``shift_mm`` off its place,
+        as :meth:`key_discs_shifted` samples the key holes'; ``only`` those holes (their indices)."""
+        return self._discs_shifted(0, frame, image_to_board, shift_mm, warp, only)
+
+    def _discs_shifted(
+        self,
+        group: int,
+        frame: NDArray[np.uint8],
+        image_to_board: NDArray[np.float64],
+        shift_mm: FloatArray,
+        warp: ImageWarp | None,
+        only: IntArray | None = None,
+    ) -> FloatArray:
         key = np.asarray(image_to_board, dtype=np.float64).tobytes() + warp_key(warp) + np.asarray(shift_mm).tobytes()
         shape = (int(frame.shape[0]), int(frame.shape[1]))
-        cache = self._shifted_cache
+        cache = self._shifted_cache.get(group)
+        n, k = self._shapes[group]
         if cache is None or cache[0] != key or cache[1] != shape:
-            n, k = self._shapes[2]
-            pts = (self._group_points[2].reshape(n, k, 2) + np.asarray(shift_mm, dtype=np.float64)[:, None, :]).reshape(-1, 2)
+            pts = (self._group_points[group].reshape(n, k, 2) + np.asarray(shift_mm, dtype=np.float64)[:, None, :]).reshape(-1, 2)
             cache = (key, shape, _board_pixels(pts, image_to_board, shape, warp))
-            self._shifted_cache = cache
-        n, k = self._shapes[2]
-        px = frame.reshape(-1, 3)[cache[2]].reshape(n, k, 3)
-        out: FloatArray = srgb_to_linear(trimmed_median(px, self._key_ranks)) / self._last_key_gain
+            self._shifted_cache[group] = cache
+        idx = cache[2].reshape(n, k) if only is None else cache[2].reshape(n, k)[only]
+        px = frame.reshape(-1, 3)[idx]
+        ranks, gain = (self._key_ranks, self._last_key_gain) if group == 2 else (self._code_ranks, self._last_code_gain)
+        out: FloatArray = srgb_to_linear(trimmed_median(px, ranks)) / (gain if only is None else gain[only])
         return out
 
     def features(self, rect: NDArray[np.uint8], plastic_ref: Sequence[float] | None) -> Features:
@@ -399,7 +425,7 @@ class BoardSampler:
         mean_plastic = np.exp(np.mean(logc[good], axis=0)) if good.any() else np.exp(logc.mean(axis=0))
         ref = mean_plastic if plastic_ref is None else np.asarray(plastic_ref, dtype=np.float64)
         cell_norm = cell_lin * ref / np.exp(self._design @ light)
-        self._last_key_gain = key_light / ref
+        self._last_code_gain, self._last_key_gain = code_light / ref, key_light / ref
         plane = self._hole_features(code_px, code_ring, key_px, key_ring, key_win, code_light / ref, key_light / ref)
         heads = None
         if head is not None:

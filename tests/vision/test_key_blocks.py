@@ -19,12 +19,17 @@ from pegwatch.vision.calibrate import truth_from_record
 from pegwatch.vision.key_blocks import (
     BARE_MARGIN,
     WITNESS_MARGIN,
-    bare_blocks,
     block_scores,
+    judge_blocks,
     key_contrast,
 )
 from pegwatch.vision.reader import BoardReader
 from pegwatch.vision.reading import ROW_UNKNOWN, TRUST_FULL
+
+
+def bare_blocks(scores, references, witnesses, contrast=None):
+    """Which blocks are bare (the first of :func:`judge_blocks`'s answers)."""
+    return judge_blocks(scores, references, witnesses, contrast)[0]
 
 
 def test_a_block_is_bare_when_it_scores_as_the_frames_bare_ones_and_the_frame_shows_its_pegs():
@@ -45,6 +50,27 @@ def test_a_block_is_bare_when_it_scores_as_the_frames_bare_ones_and_the_frame_sh
     low = scores.copy()
     low[5] = bound + WITNESS_MARGIN - 0.05
     assert not bare_blocks(low, refs, witnesses).any()
+
+
+def test_a_block_stands_when_it_scores_as_high_above_the_bare_ones_as_every_key_peg_read_surely():
+    n = 10
+    scores = np.zeros(n)
+    scores[[6, 7, 8, 9]] = [0.2, 0.3, 0.25, 0.9]
+    bound = 0.3 + BARE_MARGIN
+    tall = bound + WITNESS_MARGIN
+    scores[[0, 1, 2, 3]] = [tall + 0.01, tall - 0.01, bound, 2.5]
+    scores[[4, 5]] = [tall + 0.5, tall + 0.1]
+    refs = mask(n, 6, 7, 8, 9)
+    _bare, standing = judge_blocks(scores, refs, [mask(n, 4), mask(n, 5)])
+    assert np.flatnonzero(standing).tolist() == [0, 3, 4, 5]  # never a reference, even the outlier
+    # A colour the frame lacks stops nothing from standing: a block's score is not its colour.
+    bare, standing = judge_blocks(scores, refs, [mask(n, 4), mask(n)])
+    assert not bare.any() and np.flatnonzero(standing).tolist() == [0, 3, 4, 5]
+    # Without the frame's bare look, or with a key peg that scores like a bare hole, nothing stands.
+    assert not judge_blocks(scores, mask(n, 6), [mask(n, 4), mask(n, 5)])[1].any()
+    low = scores.copy()
+    low[5] = tall - 0.05
+    assert not judge_blocks(low, refs, [mask(n, 4), mask(n, 5)])[1].any()
 
 
 def test_a_key_colour_the_frame_lacks_is_vouched_for_by_its_calibrated_contrast():
@@ -71,14 +97,14 @@ def test_the_calibrated_key_contrast_puts_white_above_red_above_the_plastic(pbr)
 
 def _spy(monkeypatch):
     called: list[np.ndarray] = []
-    real = reader_module.bare_key_holes
+    real = reader_module.key_holes_seen
 
     def spy(*a, **k):
-        out = real(*a, **k)
-        called.append(out)
-        return out
+        bare, standing = real(*a, **k)
+        called.append(bare)
+        return bare, standing
 
-    monkeypatch.setattr(reader_module, "bare_key_holes", spy)
+    monkeypatch.setattr(reader_module, "key_holes_seen", spy)
     return called
 
 
