@@ -31,8 +31,8 @@ by one that is, through the contrast the calibration measured for both.
 A frame that cannot show that (a light board, black key pegs, no marked
 row yet) proves nothing, and its bare key holes are what they were.
 
-The same bound tells a block that shows a key peg standing: one that
-scores as far above it as every key peg read surely does. The reader lets a
+The bare blocks alone tell one that shows a key peg standing: it scores
+above their bound by as much as every key peg read surely must. The reader lets a
 key hole read bare, or not at all, hold the peg its head's place shows
 only where its block stands so (``key_count``, ``head_looks``).
 """
@@ -99,9 +99,10 @@ def judge_blocks(
     ``references`` are the holes of rows not in play read bare, ``witnesses`` per key colour
     the holes read surely as a key peg of that colour. Neither when the frame cannot tell.
 
-    A block stands when it scores as far above the frame's bare bound as
-    every key peg read surely does: the frame has shown that its pegs light
-    their blocks that much.
+    A block stands when it scores above the frame's bare bound by as much
+    as every key peg read surely must: by the bare references alone, with
+    or without such a peg in the frame (a block that scores so high is no
+    bare one's, whatever the pegs score).
 
     To prove a block bare, every key colour must have a witness, or be vouched for by one that has:
     ``contrast``, per key colour, how far (natural log) its pegs stand above
@@ -112,13 +113,15 @@ def judge_blocks(
     falls short of that colour's.
     """
     nothing = np.zeros(len(scores), dtype=bool)
+    # A block stands by the bare ones alone: what pegs score need not be shown to tell one that scores high.
+    bare_bound = frame_bound(scores, references, [], margin=BARE_MARGIN, witness_margin=WITNESS_MARGIN, min_references=2)
+    standing: BoolArray = nothing if bare_bound is None else (scores >= bare_bound + WITNESS_MARGIN) & ~references
     present = [w for w in witnesses if w.any()]
     if not present:
-        return nothing, nothing
+        return nothing, standing
     bound = frame_bound(scores, references, present, margin=BARE_MARGIN, witness_margin=WITNESS_MARGIN, min_references=2)
     if bound is None:
-        return nothing, nothing
-    standing: BoolArray = (scores >= bound + WITNESS_MARGIN) & ~references
+        return nothing, standing
     for absent in (i for i, w in enumerate(witnesses) if not w.any()):
         if contrast is None:
             return nothing, standing
