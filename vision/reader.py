@@ -271,8 +271,9 @@ class BoardReader:
                 in_play=~not_in_play[:n_guess], sure=cc.accepted & ~cover.code[:n_guess], kinds=self._dark_kinds,
             )
         guesses = doubt_flat(guesses, code_flat)
-        pegs = np.flatnonzero([h.is_certain and h.colour != EMPTY for h in guesses])  # only where a look may differ
-        code_heads = None if frame is None or self._heads or unplaced or not len(pegs) else self._head_classes(frame, loc, light, keys=False, only=pegs)
+        # Only where a look may differ: holes read as pegs, and the secret's.
+        pegs = np.r_[np.flatnonzero([h.is_certain and h.colour != EMPTY for h in guesses]), n_guess : n_guess + p.holes]
+        code_heads = None if frame is None or self._heads or unplaced else self._head_classes(frame, loc, light, keys=False, only=pegs)
         if code_heads is not None:
             guesses = head_looks.other_doubted(guesses, code_heads, code_d2, self._cm, allowed=self._guess_allowed, lit=self._code_lit)
         rows: list[RowReading] = []
@@ -319,6 +320,9 @@ class BoardReader:
             secret = tuple(HoleReading(OCCLUDED, 0.0) for _ in range(p.holes))
         elif view is SecretView.OPEN:
             secret = self._read_secret(sc, code_d2[n_guess:], doubted=unplaced)
+            if secret is not None and code_heads is not None:
+                heads_at = (code_heads[0][n_guess:], code_heads[1][n_guess:])
+                secret = tuple(head_looks.other_doubted(list(secret), heads_at, code_d2[n_guess:], self._cm, allowed=self._guess_allowed, lit=self._code_lit))
         sigs = tuple(tuple(float(v) for v in s) for s in f.signatures)
         return BoardReading(
             p.name, tuple(rows), secret, None, at_ns,

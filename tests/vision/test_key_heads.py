@@ -215,3 +215,20 @@ def test_key_pegs_held_from_their_heads_places_are_there_on_the_physically_based
                 assert k.black_bounds[0] <= t.keys.black <= k.black_bounds[1], where
                 assert k.white_bounds[0] <= t.keys.white <= k.white_bounds[1], where
     assert sum(held) >= 3
+
+
+def test_a_secret_peg_whose_head_place_shows_another_lit_colour_may_be_either(invicta_table, invicta_cal):
+    # Every row is judged against the secret: its holes are looked at again as the rows' are.
+    reader, frame, _row, heads, sure = _read_with_heads(invicta_table, invicta_cal, keys=False, wanted=lambda r: True)
+    plain = reader.read(frame)
+    assert plain.secret is not None and all(h.is_certain for h in plain.secret)
+    p = reader.profile
+    i = p.rows * p.holes  # the secret's first hole
+    hole = plain.secret[0]
+    other = next(c for c in ("white", "yellow", "red") if c != hole.colour)
+    heads[i], sure[i] = reader.code_model.names.index(other), True
+    _heads_replaced(reader, code_heads=(heads, sure))
+    secret = reader.read(frame).secret
+    assert secret is not None and secret[0].colour == UNKNOWN and secret[1:] == plain.secret[1:]
+    possible = secret[0].possible
+    assert possible is None or {hole.colour, other} <= set(possible)
