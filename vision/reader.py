@@ -247,7 +247,8 @@ class BoardReader:
         )
         key_seen = ~key_flat if heads is None else self._key_is_empty[heads] & ~key_flat
         # A hole read bare, or not at all, whose head's place shows surely a key peg that stands out may hold it.
-        head_peg = np.full(len(kc.best), -1) if heads is None or head_sure is None or unplaced else np.where(
+        # Not on a fit bent from the board's edges: its blocks may lie a head's radius off, over a neighbour's peg.
+        head_peg = np.full(len(kc.best), -1) if heads is None or head_sure is None or unplaced or loose_fit else np.where(
             head_sure & self._key_lit[heads] & (~kc.accepted | self._key_is_empty[kc.best]) & ~cover.keys, heads, -1
         )
         # Proved bare (or a peg standing) only on a fit trusted enough to accuse from: the blocks lie where the fit puts them.
@@ -256,7 +257,7 @@ class BoardReader:
             shows=key_steps >= self._key_hole_step, contrast=self._key_contrast, standing_asked=head_peg >= 0,
         )
         head_peg = np.where(standing, head_peg, -1)
-        proved &= key_seen  # two tests: a peg either sees is room for one
+        proved = proved & key_seen  # two tests: a peg either sees is room for one
         guesses = [
             self._hole(str(name), bool(acc) and not unplaced, float(conf), bool(occ), code_d2[i], self._guess_allowed, unplayed=bool(not_in_play[i]))
             for i, name, acc, conf, occ in zip(

@@ -465,6 +465,33 @@ def test_on_a_fit_bent_from_the_edges_a_bare_key_hole_in_play_proves_nothing(inv
         assert r.status == "empty"  # rows not in play keep their bare holes
 
 
+def test_on_a_fit_bent_from_the_edges_no_key_peg_is_held_from_its_head_s_place(invicta_table, invicta_cal, monkeypatch):
+    """Its blocks may lie a head's radius off, over a neighbour's peg: every head's place
+    showing a peg surely, and every block standing, still hold nothing."""
+    import pegwatch.vision.reader as reader_module
+
+    p = invicta_table.profile
+    c = random_contents(p, np.random.default_rng(9), rows_played=6, shield_open=True, last_row_marked=True)
+    out = render(p, c, Conditions.easy().with_(k1=-0.18, tilt_x_deg=8.0, peg_set=invicta_table.peg_set), seed=9)
+    reader = BoardReader(p, invicta_cal)
+    frame = hide_marker(out.image, out, p.markers[0])
+    n = len(reader.sampler.key_centres_mm)
+    white = reader.key_model.names.index(p.right_colour_key)
+    real = reader._head_classes
+
+    def heads(image, loc, light, *, keys, only=None):
+        return (np.full(n, white), np.ones(n, dtype=bool)) if keys else real(image, loc, light, keys=keys, only=only)
+
+    plain = reader.read(frame, at_ns=1)
+    assert reader.last_localisation is not None and reader.last_localisation.bend_from_edges
+    bare = [r.row for r in plain.rows if r.row <= 6 and r.status != "occluded" and r.keys.empty > 0]
+    assert bare, "some played row has a key hole read bare"
+    reader._head_classes = heads
+    monkeypatch.setattr(reader_module, "key_holes_seen", lambda *a, **k: (np.zeros(n, dtype=bool), np.ones(n, dtype=bool)))
+    reading = reader.read(frame, at_ns=2)
+    assert not any(reading.row(r).keys.is_certain for r in bare)
+
+
 def test_an_edge_whose_steps_scatter_across_the_reach_does_not_answer(invicta):
     """An edge lies along a line: steps scattered either side of the fit (a
     sleeve's folds, a hand's shadow) are not the board's edge."""
