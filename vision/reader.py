@@ -105,7 +105,6 @@ class BoardReader:
         #: else with the peg classes widened for the light's tint (made on first use).
         self._cm, self._km = self.code_model, self.key_model
         self._tinted: tuple[ColourModel, ColourModel] | None = None
-        self._disc_models: dict[int, tuple[ColourModel, ColourModel]] = {}
         names = self.code_model.names
         self._guess_allowed = [n != SHIELD for n in names]
         self._code_names = np.array(names, dtype=object)
@@ -144,7 +143,7 @@ class BoardReader:
         self._heads = bool(getattr(calibration, "heads_sampled", False))
         #: What the cover test found in the last frame read (for the debug view).
         self.last_cover: Cover | None = None
-        self._lean_cache: tuple[bytes, FloatArray] | None = None
+        self._places = head_looks.HeadPlaces(profile, self.sampler)
         #: The pegs' light fitted in the last frame read.
         self.last_peg_light = PegLight()
         self._peg_light_fit: tuple[int, bytes, FloatArray, PegLight] | None = None
@@ -224,7 +223,7 @@ class BoardReader:
         key_bare = self._key_is_empty[kc.best]
         unplayed, not_in_play = row_order.unplayed_bare(p, read_bare, kc.accepted & key_bare, key_unmarked=key_bare)
         in_play = np.asarray(~not_in_play[:n_guess].reshape(p.rows, p.holes).all(axis=1), dtype=bool)
-        lean = self._lean(loc)
+        lean = self._places.lean(loc)
         found_by, ppm, sharp, reasons = board_facts(self.profile, self.calibration, loc)
         unplaced = placement_unconfirmed(loc, self.profile)  # each hole may read its neighbour's peg: none is sure
         cover = self.sampler.cover.find(
@@ -258,6 +257,11 @@ class BoardReader:
         )
         head_peg = np.where(standing, head_peg, -1)
         proved = proved & key_seen  # two tests: a peg either sees is room for one
+        # Such a fit may place a hole a key peg's radius off: one read bare proves nothing unless no key peg shows round its head's place.
+        clear = None if not loose_fit or frame is None else self._places.keys_clear_around(
+            frame, loc, self._km, self._key_is_peg, self._key_lit, None if light.pegs_in_calibrations else light.key_factor
+        )
+        around = np.zeros(len(kc.best), dtype=bool) if clear is None else clear & kc.accepted & self._key_is_empty[kc.best] & key_seen & ~cover.keys
         guesses = [
             self._hole(str(name), bool(acc) and not unplaced, float(conf), bool(occ), code_d2[i], self._guess_allowed, unplayed=bool(not_in_play[i]))
             for i, name, acc, conf, occ in zip(
@@ -288,10 +292,11 @@ class BoardReader:
                 head_other=None if heads is None else (heads[ks] != kc.best[ks]) & (self._key_is_peg[heads[ks]] | self._key_lit[kc.best[ks]]),
                 head_peg=head_peg[ks],
             )
-            if loose_fit and in_play[r]:
-                # A key peg's sample may sit on its rim: it is seen, never ruled out
-                # (nor by its block, which such a fit may place a head's radius off).
-                keys = doubt_bare_keys(keys)
+            loose = loose_fit and bool(in_play[r])
+            if loose:
+                # A key peg's sample may sit on its rim: it is seen, and ruled out only by the looks
+                # round its head's place (not by its block, which such a fit may place a head's radius off).
+                keys = doubt_bare_keys(keys, proved=int(around[ks].sum()))
             if any(h.colour == OCCLUDED for h in holes) or keys.status == ROW_OCCLUDED:
                 status = ROW_OCCLUDED
             elif any(not h.is_certain for h in holes) or keys.status == ROW_UNKNOWN:
@@ -300,7 +305,7 @@ class BoardReader:
                 status = ROW_EMPTY
             else:
                 status = ROW_OK
-            if status in (ROW_UNKNOWN, ROW_OCCLUDED):
+            if status in (ROW_UNKNOWN, ROW_OCCLUDED) and not loose:
                 keys = doubt_bare_keys(keys, proved=int(proved[ks].sum()) if status == ROW_UNKNOWN else 0)
             rows.append(RowReading(r + 1, holes, keys, status))
         if not p.blanks:
@@ -388,26 +393,6 @@ class BoardReader:
         holes, allowed = (f.code, f.code_linear, f.code_clipped), np.asarray(self._guess_allowed)
         return replace(light, bare=bare_light.fit_bare_gain(cm, holes, code_d2, use=past, bare_classes=self._code_is_bare, allowed=allowed))
 
-    def _lean(self, loc: Localisation | None) -> FloatArray | None:
-        """Where the top of each peg's head appears on the board plane, relative to its hole (mm):
-        code holes (rows, then the secret), then key holes. None without a pose or with flat pegs."""
-        p = self.profile
-        if loc is None or loc.pose is None or loc.image_to_board is None:
-            return None
-        if p.peg_head_height_mm <= 0 and p.key_head_height_mm <= 0:
-            return None
-        # The pose comes from the same fit as the homography: one key for both.
-        key = self._pose_key(loc)
-        if self._lean_cache is not None and self._lean_cache[0] == key:
-            return self._lean_cache[1]
-        s = self.sampler
-        out = np.concatenate([
-            loc.to_board(loc.to_image_at_height(s.code_centres_mm, p.peg_head_height_mm)) - s.code_centres_mm,
-            loc.to_board(loc.to_image_at_height(s.key_centres_mm, p.key_head_height_mm)) - s.key_centres_mm,
-        ])
-        self._lean_cache = (key, out)
-        return out
-
     def _head_classes(
         self, frame: NDArray[np.uint8], loc: Localisation | None, light: PegLight, *, keys: bool, only: NDArray[np.intp] | None = None
     ) -> tuple[NDArray[np.intp], NDArray[np.bool_]] | None:
@@ -425,32 +410,8 @@ class BoardReader:
         at the head's centre; its colour is compared with the classes' disc
         colours alone (pegs in the pegs' light).
         """
-        lean = self._lean(loc)
-        p = self.profile
-        height, centre = (p.key_head_height_mm, p.key_head_centre_height_mm) if keys else (p.peg_head_height_mm, p.code_head_centre_height_mm)
-        if lean is None or loc is None or loc.image_to_board is None or height <= 0:
-            return None
-        n_code = len(self.sampler.code_centres_mm)
-        shift = (lean[n_code:] if keys else lean[:n_code]) * (centre / height)
-        if keys:
-            lin = self.sampler.key_discs_shifted(frame, loc.image_to_board, shift, loc.warp)
-        else:
-            lin = self.sampler.code_discs_shifted(frame, loc.image_to_board, shift, loc.warp, only=only)
         model, lit, factor = (self._km, self._key_lit, light.key_factor) if keys else (self._cm, self._code_lit, light.code_factor)
-        nearest, sure = head_looks.seen(self._disc_model(model), lin, lit, None if light.pegs_in_calibrations else factor)
-        if only is None:
-            return nearest, sure
-        all_nearest, all_sure = np.zeros(n_code, dtype=np.intp), np.zeros(n_code, dtype=bool)
-        all_nearest[only], all_sure[only] = nearest, sure
-        return all_nearest, all_sure
-
-    def _disc_model(self, model: ColourModel) -> ColourModel:
-        """``model`` over the disc's CIELAB alone (its first three features), made once per model."""
-        got = self._disc_models.get(id(model))
-        if got is None or got[0] is not model:
-            got = (model, replace(model, means=model.means[:, :3], covariances=model.covariances[:, :3, :3]))
-            self._disc_models[id(model)] = got
-        return got[1]
+        return self._places.classes(frame, loc, model, lit, None if light.pegs_in_calibrations else factor, keys=keys, only=only)
 
     @staticmethod
     def _hole_linear(f: Features) -> FloatArray | None:

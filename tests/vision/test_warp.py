@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import cv2
 import numpy as np
 import pytest
 from vision_kit import hide_marker, hole_errors_mm, silence_pattern_rows
@@ -446,23 +447,71 @@ def test_a_straight_lens_with_three_markers_fits_no_bend(invicta):
     assert hole_errors_mm(invicta, loc, out).max() < 0.5
 
 
-def test_on_a_fit_bent_from_the_edges_a_bare_key_hole_in_play_proves_nothing(invicta_table, invicta_cal):
-    """Such a fit may sit a key peg's radius off near the hidden marker's end:
-    key pegs seen count, key holes read bare are only room for more."""
-    p = invicta_table.profile
+def _bent_from_edges(table):
+    """A board with six rows played, rendered through a strong barrel lens with one marker
+    hidden: its fit's bend is read from the board's edges (the render, and the frame)."""
+    p = table.profile
     c = random_contents(p, np.random.default_rng(9), rows_played=6, shield_open=True, last_row_marked=True)
-    out = render(p, c, Conditions.easy().with_(k1=-0.18, tilt_x_deg=8.0, peg_set=invicta_table.peg_set), seed=9)
+    out = render(p, c, Conditions.easy().with_(k1=-0.18, tilt_x_deg=8.0, peg_set=table.peg_set), seed=9)
+    return out, hide_marker(out.image, out, p.markers[0])
+
+
+def test_on_a_fit_bent_from_the_edges_a_bare_key_hole_counts_only_where_no_key_peg_shows_round_it(
+    invicta_table, invicta_cal, monkeypatch
+):
+    """Such a fit may sit a key peg's radius off near the hidden marker's end: a key hole
+    read bare in a row in play is evidence only where every look round its head's place,
+    a key peg's radius out, reads bare too. Elsewhere key pegs seen count, and key holes
+    read bare are only room for more."""
+    from pegwatch.vision.head_looks import HeadPlaces
+
+    p = invicta_table.profile
+    out, frame = _bent_from_edges(invicta_table)
     reader = BoardReader(p, invicta_cal)
-    reading = reader.read(hide_marker(out.image, out, p.markers[0]), at_ns=1)
-    assert reader.last_localisation is not None and reader.last_localisation.bend_from_edges
-    played = [r for r in reading.rows if r.row <= 6]
-    bare = [r for r in played if r.status != "occluded" and r.keys.empty > 0]
+    reading = reader.read(frame, at_ns=1)
+    loc = reader.last_localisation
+    assert loc is not None and loc.bend_from_edges
+    truth = {i + 1: (keys.count(p.right_place_key), keys.count(p.right_colour_key)) for i, keys in enumerate(out.key_positions)}
+    bare = [r for r in reading.rows if r.row <= 6 and r.status != "occluded" and r.keys.empty > 0]
     assert bare, "some played row has a key hole read bare"
-    for r in bare:
-        assert not r.keys.is_certain and r.keys.black_bounds is not None and r.keys.white_bounds is not None
-        assert r.keys.black_bounds[1] + r.keys.white_bounds[1] >= r.keys.black + r.keys.white + r.keys.empty
+    counted = [r for r in bare if r.keys.is_certain]
+    assert counted, "some played row's bare key holes all look bare round their heads' places"
+    for r in counted:
+        assert (r.keys.black, r.keys.white) == truth[r.row]
     for r in reading.rows[6:]:
         assert r.status == "empty"  # rows not in play keep their bare holes
+
+    # A key peg standing a key peg's radius off one counted row's bare hole's head's place
+    # (as the fit places it), across the row: it shows in a look round that place.
+    row = counted[0]
+    k = p.key_holes
+    f = reader.sampler.features_from_frame(frame, loc.image_to_board, invicta_cal.plastic_linear, covers=False, warp=loc.warp)
+    kc = reader.key_model.classify(f.keys)
+    names = np.asarray(reader.key_model.names)[kc.best]
+    hole = next(i for i in range((row.row - 1) * k, row.row * k) if names[i] == "empty")
+    white = next(i for i in range(len(names)) if kc.accepted[i] and names[i] == p.right_colour_key)
+    centres = reader.sampler.key_centres_mm
+    shift = HeadPlaces(p, reader.sampler).shift(loc, keys=True)
+    assert shift is not None
+    colour = frame[tuple(np.round(loc.to_image(centres[white : white + 1])[0, ::-1]).astype(int))]
+    across = np.array([0.0, -1.0 if centres[hole][1] < centres[hole ^ 2][1] else 1.0])  # away from the key hole beside it
+    r = p.key_hole_diameter_mm / 2
+    stray = centres[hole] + shift[hole] + r * across
+    at, rim = loc.to_image(np.array([stray, stray + np.array([r, 0.0])]))
+    painted = frame.copy()
+    cv2.circle(painted, tuple(int(v) for v in np.round(at)), round(float(np.hypot(*(rim - at)))), tuple(int(v) for v in colour), -1)
+    again = BoardReader(p, invicta_cal).read(painted, at_ns=2).row(row.row)
+    assert again.keys.empty == row.keys.empty  # the hole itself still reads bare
+    assert not again.keys.is_certain
+    assert again.keys.white_bounds is not None and again.keys.white_bounds[1] > row.keys.white
+
+    # With no look round a hole reading bare, no bare key hole in play counts.
+    monkeypatch.setattr(HeadPlaces, "keys_clear_around", lambda self, *a: np.zeros(len(centres), dtype=bool))
+    doubted = BoardReader(p, invicta_cal).read(frame, at_ns=3)
+    for r in bare:
+        keys = doubted.row(r.row).keys
+        assert not keys.is_certain and keys.black_bounds is not None and keys.white_bounds is not None
+        assert keys.black_bounds[1] + keys.white_bounds[1] >= keys.black + keys.white + keys.empty
 
 
 def test_on_a_fit_bent_from_the_edges_no_key_peg_is_held_from_its_head_s_place(invicta_table, invicta_cal, monkeypatch):
@@ -495,7 +544,6 @@ def test_on_a_fit_bent_from_the_edges_no_key_peg_is_held_from_its_head_s_place(i
 def test_an_edge_whose_steps_scatter_across_the_reach_does_not_answer(invicta):
     """An edge lies along a line: steps scattered either side of the fit (a
     sleeve's folds, a hand's shadow) are not the board's edge."""
-    import cv2
 
     w, h = invicta.size_mm
     s = 3.0  # px per mm, the board at (40, 40) px
