@@ -50,6 +50,7 @@ from numpy.typing import NDArray
 from pegwatch.vision.blocks import LOG_LINEAR, DiscPixels, class_log_ratios, frame_bound
 from pegwatch.vision.colour import ColourModel
 from pegwatch.vision.localise import Localisation
+from pegwatch.vision.pixel_stats import pixels_at
 from pegwatch.vision.reading import EMPTY, UNKNOWN, HoleReading
 
 FloatArray = NDArray[np.float64]
@@ -97,7 +98,7 @@ def block_scores(
 ) -> tuple[FloatArray, FloatArray]:
     """Per hole (``centres_mm``, with the plastic's linear BGR light at each), its block's (chroma, whiteness)."""
     idx = _BLOCKS.indices(loc, centres_mm, frame.shape[:2])
-    px = frame.reshape(-1, 3)[idx]
+    px = pixels_at(frame, idx)
     plastic = np.log(np.maximum(plastic_linear, 1e-4)).astype(np.float32)
     dev = LOG_LINEAR[px] - plastic[:, None, :]
     hi, lo = dev.max(axis=2), dev.min(axis=2)
@@ -137,7 +138,7 @@ def sheen_scores(
 ) -> FloatArray:
     """Per hole, how far its core's brightest pixels rise over the plastic's light in their brightest channel."""
     idx = _CORES.indices(loc, centres_mm, frame.shape[:2])
-    px = frame.reshape(-1, 3)[idx]
+    px = pixels_at(frame, idx)
     plastic = np.log(np.maximum(plastic_linear, 1e-4)).astype(np.float32)
     above = (LOG_LINEAR[px] - plastic[:, None, :]).max(axis=2)
     k = int(SHEEN_QUANTILE * (idx.shape[1] - 1))

@@ -47,6 +47,7 @@ from numpy.typing import NDArray
 from pegwatch.vision.blocks import LOG_LINEAR, DiscPixels, class_log_ratios, frame_bound
 from pegwatch.vision.colour import ColourModel
 from pegwatch.vision.localise import Localisation
+from pegwatch.vision.pixel_stats import pixels_at
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import EMPTY
 
@@ -79,7 +80,7 @@ _BLOCKS = DiscPixels(BLOCK_MARGIN_MM, BLOCK_SAMPLES_PER_MM)
 def block_scores(frame: NDArray[np.uint8], loc: Localisation, centres_mm: FloatArray) -> FloatArray:
     """Per key hole (at ``centres_mm``), its block's score (see the module's docstring)."""
     idx = _BLOCKS.indices(loc, centres_mm, frame.shape[:2])
-    px = np.ascontiguousarray(frame.reshape(-1, 3)[idx].transpose(0, 2, 1))  # (holes, channel, sample)
+    px = np.ascontiguousarray(pixels_at(frame, idx).transpose(0, 2, 1))  # (holes, channel, sample)
     n = px.shape[2]
     # The median and the quantile of sRGB values are those of their linear light.
     plastic = np.partition(px, n // 2, axis=2)[:, :, n // 2]

@@ -31,6 +31,7 @@ from pegwatch.vision.pixel_stats import (
     local_matrix,
     local_mean,
     median_axis1,
+    pixels_at,
     square_offsets,
     trimmed_median,
 )
@@ -289,7 +290,7 @@ class BoardSampler:
             cache = (key, shape, _board_pixels(pts, image_to_board, shape, warp))
             self._shifted_cache[group] = cache
         idx = cache[2].reshape(n, k) if only is None else cache[2].reshape(n, k)[only]
-        px = frame.reshape(-1, 3)[idx]
+        px = pixels_at(frame, idx)
         ranks, gain = (self._key_ranks, self._last_key_gain) if group == 2 else (self._code_ranks, self._last_code_gain)
         out: FloatArray = srgb_to_linear(trimmed_median(px, ranks)) / (gain if only is None else gain[only])
         return out
@@ -302,7 +303,7 @@ class BoardSampler:
         """
         if rect.shape[:2] != (self.height, self.width):
             raise BadInput(f"rectified image is {rect.shape[:2]}, expected {(self.height, self.width)}")
-        return self._measure(rect.reshape(-1, 3)[self._rect_idx], plastic_ref)
+        return self._measure(pixels_at(rect, self._rect_idx), plastic_ref)
 
     def features_from_frame(
         self,
@@ -328,9 +329,8 @@ class BoardSampler:
         (:attr:`Localisation.warp`).
         """
         idx = self.frame_indices(image_to_board, frame.shape, warp)
-        flat = frame.reshape(-1, 3)
         head_idx = self.head_indices(localisation, image_to_board, frame.shape)
-        return self._measure(flat[idx], plastic_ref, None if head_idx is None else flat[head_idx], covers=covers)
+        return self._measure(pixels_at(frame, idx), plastic_ref, None if head_idx is None else pixels_at(frame, head_idx), covers=covers)
 
     def head_indices(
         self, loc: Localisation | None, image_to_board: NDArray[np.float64], shape: tuple[int, ...]
@@ -366,7 +366,7 @@ class BoardSampler:
         Each is (n, K, 3) BGR; code holes row by row then the secret.
         """
         idx = self.frame_indices(image_to_board, frame.shape, warp)
-        return self._split(frame.reshape(-1, 3)[idx])
+        return self._split(pixels_at(frame, idx))
 
     @staticmethod
     def _dark_area(win: NDArray[np.uint8], outer_mask: NDArray[np.bool_]) -> FloatArray:
