@@ -26,6 +26,7 @@ from pegwatch.vision.cover import PLASTIC_BRIGHTNESS_RANGE, CoverGraph, cell_fla
 from pegwatch.vision.localise.base import Localisation
 from pegwatch.vision.localise.warp import ImageWarp, to_image, warp_key
 from pegwatch.vision.pixel_stats import (
+    brightness,
     clipped_channels,
     disc_offsets,
     local_matrix,
@@ -371,7 +372,7 @@ class BoardSampler:
     @staticmethod
     def _dark_area(win: NDArray[np.uint8], outer_mask: NDArray[np.bool_]) -> FloatArray:
         """Per hole: the fraction of its window darker than the plastic around it."""
-        lum = win.astype(np.float32).sum(axis=2)
+        lum = brightness(win).astype(np.float32)
         outer = lum[:, outer_mask]
         plastic = median_axis1(outer)
         out: FloatArray = np.mean(lum < DARK_FRACTION * plastic[:, None], axis=1).astype(np.float64)
@@ -409,7 +410,7 @@ class BoardSampler:
         grey = np.exp(np.mean(np.log(ratio), axis=1))
         # Shading-invariant: a shadow scales every channel alike.
         chroma = ratio.max(axis=1) / np.maximum(ratio.min(axis=1), 1e-6)
-        lum = cell_px.astype(np.float32).sum(axis=2)
+        lum = brightness(cell_px).astype(np.float32)
         spread = (lum.std(axis=1) / np.maximum(lum.mean(axis=1), 1.0)).astype(np.float64)
         flags = cell_flags(self.layout, chroma, grey, spread)
         cell_ok = flags.plastic

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pegwatch.vision.pixel_stats import median_axis1, pixels_at, trimmed_median
+from pegwatch.vision.pixel_stats import brightness, median_axis1, pixels_at, trimmed_median
 
 
 def test_pixels_at_gathers_the_frame_s_pixels_at_flat_indices_of_any_shape():
@@ -31,3 +31,10 @@ def test_the_medians_are_numpy_s_and_the_trimmed_one_keeps_the_rank_window():
     assert np.array_equal(trimmed_median(glare, ranks), trimmed_median(px, ranks))
     darkest = np.take_along_axis(px, np.argsort(lum, axis=1)[:, :3, None], axis=1)
     assert np.array_equal(trimmed_median(px, ranks), np.median(darkest, axis=1))
+
+
+def test_brightness_is_the_sum_of_the_channels_without_overflow():
+    px = np.array([[[255, 255, 255], [0, 0, 0], [1, 2, 3]]], dtype=np.uint8)
+    got = brightness(px)
+    assert got.shape == (1, 3)
+    assert got.tolist() == [[765, 0, 6]]
