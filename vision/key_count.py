@@ -46,12 +46,12 @@ def count_keys(
     under a cover); bounds on the counts when some key holes are uncertain.
 
     ``head_bare``: per key hole, whether the place where a key peg's head
-    would stand looks bare too (``BoardReader._key_head_classes``), and, near
+    would stand looks bare too (``BoardReader._head_classes``), and, near
     a found cover, whether the hole shows as a recess
     (:mod:`~pegwatch.vision.recess`). In a row in play, a hole read bare
     counts only when these agree.
     ``head_other``: per key hole, whether the head's place contradicts the
-    class read (``BoardReader._key_head_classes``: the other key colour, or
+    class read (``BoardReader._head_classes``: the other key colour, or
     bare against a lit colour): a hole read as a key peg there counts as
     any (a white key peg's shaded side, left at the hole under a warm lamp,
     reads as a red one).

@@ -1,4 +1,4 @@
-"""Pixel statistics for the sampler: sampling patterns, robust medians, clipped channels, local means."""
+"""Pixel statistics for the sampler: pixels gathered by index, brightness, sampling patterns, robust medians, clipped channels, local means."""
 
 from __future__ import annotations
 
