@@ -495,9 +495,9 @@ def test_on_a_fit_bent_from_the_edges_a_bare_key_hole_counts_only_where_no_key_p
     assert shift is not None
     colour = frame[tuple(np.round(loc.to_image(centres[white : white + 1])[0, ::-1]).astype(int))]
     across = np.array([0.0, -1.0 if centres[hole][1] < centres[hole ^ 2][1] else 1.0])  # away from the key hole beside it
-    r = p.key_hole_diameter_mm / 2
-    stray = centres[hole] + shift[hole] + r * across
-    at, rim = loc.to_image(np.array([stray, stray + np.array([r, 0.0])]))
+    radius = p.key_hole_diameter_mm / 2
+    stray = centres[hole] + shift[hole] + radius * across
+    at, rim = loc.to_image(np.array([stray, stray + np.array([radius, 0.0])]))
     painted = frame.copy()
     cv2.circle(painted, tuple(int(v) for v in np.round(at)), round(float(np.hypot(*(rim - at)))), tuple(int(v) for v in colour), -1)
     again = BoardReader(p, invicta_cal).read(painted, at_ns=2).row(row.row)
@@ -544,7 +544,6 @@ def test_on_a_fit_bent_from_the_edges_no_key_peg_is_held_from_its_head_s_place(i
 def test_an_edge_whose_steps_scatter_across_the_reach_does_not_answer(invicta):
     """An edge lies along a line: steps scattered either side of the fit (a
     sleeve's folds, a hand's shadow) are not the board's edge."""
-
     w, h = invicta.size_mm
     s = 3.0  # px per mm, the board at (40, 40) px
     gray = np.full((int((h + 40) * s), int((w + 40) * s)), 200, dtype=np.uint8)
