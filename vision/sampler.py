@@ -225,7 +225,8 @@ class BoardSampler:
         self._rect_idx = np.clip(px[:, 1], 0, self.height - 1) * self.width + np.clip(px[:, 0], 0, self.width - 1)
         self._frame_cache: tuple[bytes, tuple[int, int], IntArray] | None = None
         self._head_cache: tuple[bytes, int, tuple[int, int], IntArray] | None = None
-        self._shifted_cache: dict[int, tuple[bytes, tuple[int, int], IntArray]] = {}
+        self._shifted_fit: tuple[bytes, tuple[int, int]] | None = None
+        self._shifted_cache: dict[tuple[int, bytes], IntArray] = {}
         #: The code and key holes' light over the reference in the last frame measured.
         self._last_code_gain: FloatArray = np.ones((len(self.code_centres_mm), 3))
         self._last_key_gain: FloatArray = np.ones((len(self.key_centres_mm), 3))
@@ -282,15 +283,14 @@ class BoardSampler:
         warp: ImageWarp | None,
         only: IntArray | None = None,
     ) -> FloatArray:
-        key = np.asarray(image_to_board, dtype=np.float64).tobytes() + warp_key(warp) + np.asarray(shift_mm).tobytes()
-        shape = (int(frame.shape[0]), int(frame.shape[1]))
-        cache = self._shifted_cache.get(group)
-        n, k = self._shapes[group]
-        if cache is None or cache[0] != key or cache[1] != shape:
+        fit = (np.asarray(image_to_board, dtype=np.float64).tobytes() + warp_key(warp), (int(frame.shape[0]), int(frame.shape[1])))
+        if fit != self._shifted_fit:  # every shift asked (the heads' places, the looks round them) is kept while the fit is
+            self._shifted_fit, self._shifted_cache = fit, {}
+        slot, (n, k) = (group, np.asarray(shift_mm).tobytes()), self._shapes[group]
+        if slot not in self._shifted_cache:
             pts = (self._group_points[group].reshape(n, k, 2) + np.asarray(shift_mm, dtype=np.float64)[:, None, :]).reshape(-1, 2)
-            cache = (key, shape, _board_pixels(pts, image_to_board, shape, warp))
-            self._shifted_cache[group] = cache
-        idx = cache[2].reshape(n, k) if only is None else cache[2].reshape(n, k)[only]
+            self._shifted_cache[slot] = _board_pixels(pts, image_to_board, fit[1], warp)
+        idx = self._shifted_cache[slot].reshape(n, k) if only is None else self._shifted_cache[slot].reshape(n, k)[only]
         px = pixels_at(frame, idx)
         ranks, gain = (self._key_ranks, self._last_key_gain) if group == 2 else (self._code_ranks, self._last_code_gain)
         out: FloatArray = srgb_to_linear(trimmed_median(px, ranks)) / (gain if only is None else gain[only])
