@@ -101,9 +101,8 @@ def linear_bgr_to_lab(bgr: NDArray[Any]) -> FloatArray:
     """Linear-light BGR (..., 3) to CIELAB (..., 3), L in 0..100, D65."""
     arr = np.asarray(bgr, dtype=np.float64)
     xyz = arr @ _BGR_TO_XYZ.T / _WHITE_D65
-    eps = 216 / 24389
-    kappa = 24389 / 27
-    f = np.where(xyz > eps, np.cbrt(np.maximum(xyz, 0.0)), (kappa * xyz + 16) / 116)
+    f, low = np.cbrt(xyz), xyz <= 216 / 24389  # the linear segment only where it applies (near black: few values)
+    f[low] = (24389 / 27 * xyz[low] + 16) / 116
     lab = np.empty_like(f)
     lab[..., 0] = 116 * f[..., 1] - 16
     lab[..., 1] = 500 * (f[..., 0] - f[..., 1])

@@ -47,7 +47,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.vision.blocks import LOG_LINEAR, DiscPixels, class_log_ratios, frame_bound
+from pegwatch.vision.blocks import DiscPixels, class_log_ratios, frame_bound, log_linear
 from pegwatch.vision.colour import ColourModel
 from pegwatch.vision.localise import Localisation
 from pegwatch.vision.pixel_stats import pixels_at
@@ -100,7 +100,7 @@ def block_scores(
     idx = _BLOCKS.indices(loc, centres_mm, frame.shape[:2])
     px = pixels_at(frame, idx)
     plastic = np.log(np.maximum(plastic_linear, 1e-4)).astype(np.float32)
-    dev = LOG_LINEAR[px] - plastic[:, None, :]
+    dev = log_linear(px) - plastic[:, None, :]
     hi, lo = dev.max(axis=2), dev.min(axis=2)
     k = int(BLOCK_QUANTILE * (idx.shape[1] - 1))
     chroma = np.partition(hi - lo, k, axis=1)[:, k].astype(np.float64)
@@ -140,7 +140,7 @@ def sheen_scores(
     idx = _CORES.indices(loc, centres_mm, frame.shape[:2])
     px = pixels_at(frame, idx)
     plastic = np.log(np.maximum(plastic_linear, 1e-4)).astype(np.float32)
-    above = (LOG_LINEAR[px] - plastic[:, None, :]).max(axis=2)
+    above = (log_linear(px) - plastic[:, None, :]).max(axis=2)
     k = int(SHEEN_QUANTILE * (idx.shape[1] - 1))
     out: FloatArray = np.partition(above, k, axis=1)[:, k].astype(np.float64)
     return out

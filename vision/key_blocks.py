@@ -44,7 +44,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.vision.blocks import LOG_LINEAR, DiscPixels, class_log_ratios, frame_bound
+from pegwatch.vision.blocks import LOG_LINEAR, DiscPixels, class_log_ratios, frame_bound, log_linear
 from pegwatch.vision.colour import ColourModel
 from pegwatch.vision.localise import Localisation
 from pegwatch.vision.pixel_stats import pixels_at
@@ -84,7 +84,7 @@ def block_scores(frame: NDArray[np.uint8], loc: Localisation, centres_mm: FloatA
     n = px.shape[2]
     # The median and the quantile of sRGB values are those of their linear light.
     plastic = np.partition(px, n // 2, axis=2)[:, :, n // 2]
-    brighter = (LOG_LINEAR[px] - LOG_LINEAR[plastic][:, :, None]).max(axis=1)
+    brighter = (log_linear(px) - LOG_LINEAR[plastic][:, :, None]).max(axis=1)
     k = int(BLOCK_QUANTILE * (n - 1))
     out: FloatArray = np.partition(brighter, k, axis=1)[:, k].astype(np.float64)
     return out

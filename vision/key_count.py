@@ -26,6 +26,12 @@ def _key_classes(names: tuple[str, ...], place: str, colour: str) -> tuple[NDArr
     return arr == EMPTY, arr == place, arr == colour
 
 
+@functools.lru_cache(maxsize=16)
+def _class_lists(names: tuple[str, ...], place: str, colour: str) -> tuple[list[bool], list[bool], list[bool]]:
+    """:func:`_key_classes` as plain lists, indexed by class number."""
+    return [n == EMPTY for n in names], [n == place for n in names], [n == colour for n in names]
+
+
 def count_keys(
     profile: BoardProfile,
     model: ColourModel,
@@ -64,43 +70,55 @@ def count_keys(
     ``BoardReader._head_classes``, :func:`~pegwatch.vision.key_blocks.key_holes_seen`),
     or -1: a hole read bare there, or read not at all, holds that peg.
     """
-    is_empty, is_place, is_colour = _key_classes(model.names, profile.right_place_key, profile.right_colour_key)
-    sure = accepted & ~occluded
-    hidden = np.zeros(len(best), dtype=bool)
-    proved = np.zeros(len(best), dtype=bool) if proved_bare is None else proved_bare
+    # Four holes a row, twelve rows a frame: plain lists, not numpy's per-call overhead.
+    is_empty = _key_classes(model.names, profile.right_place_key, profile.right_colour_key)[0]
+    cls_empty, cls_place, cls_colour = _class_lists(model.names, profile.right_place_key, profile.right_colour_key)
+    n = len(best)
+    b: list[int] = best.tolist()
+    acc: list[bool] = accepted.tolist()
+    occ: list[bool] = occluded.tolist()
+    sure = [acc[i] and not occ[i] for i in range(n)]
+    hidden = [False] * n
+    proved: list[bool] = [False] * n if proved_bare is None else proved_bare.tolist()
     if in_play and head_bare is not None:
-        hidden = sure & is_empty[best] & ~head_bare
-        sure &= ~hidden
-    held = np.zeros(len(best), dtype=bool)
+        bare_head: list[bool] = head_bare.tolist()
+        hidden = [sure[i] and cls_empty[b[i]] and not bare_head[i] for i in range(n)]
+        sure = [sure[i] and not hidden[i] for i in range(n)]
+    held = [False] * n
     if head_peg is not None:
-        held = (hidden | (~accepted & ~occluded)) & (head_peg >= 0)
-        best = np.where(held, head_peg, best)
-        hidden &= ~held
-        sure |= held
+        peg: list[int] = head_peg.tolist()
+        held = [(hidden[i] or (not acc[i] and not occ[i])) and peg[i] >= 0 for i in range(n)]
+        b = [peg[i] if held[i] else b[i] for i in range(n)]
+        hidden = [hidden[i] and not held[i] for i in range(n)]
+        sure = [sure[i] or held[i] for i in range(n)]
     if head_other is not None:
         # Two looks at one peg that disagree on its colour leave it any.
-        other = sure & ~is_empty[best] & head_other & ~held
-        hidden |= other
-        sure &= ~other
+        contradicted: list[bool] = head_other.tolist()
+        other = [sure[i] and not cls_empty[b[i]] and contradicted[i] and not held[i] for i in range(n)]
+        hidden = [hidden[i] or other[i] for i in range(n)]
+        sure = [sure[i] and not other[i] for i in range(n)]
     # "No key peg at all" is the marking a misread most often invents (white
     # key pegs under warm light, black ones in shade, all read as holes):
     # a row read wholly bare counts as bare only where each hole lies
     # outside every key peg's class, not merely nearer the hole's.
-    if in_play and sure.all() and is_empty[best].all():
-        sure &= proved | ~(d2[:, ~is_empty] <= model.reject_distance2).any(axis=1)
-    black = int(is_place[best[sure]].sum())
-    white = int(is_colour[best[sure]].sum())
-    empty = int(is_empty[best[sure]].sum())
+    if in_play and all(sure) and all(cls_empty[c] for c in b):
+        inside: list[bool] = np.asarray((d2[:, ~is_empty] <= model.reject_distance2).any(axis=1), dtype=bool).tolist()
+        sure = [sure[i] and (proved[i] or not inside[i]) for i in range(n)]
+    black = sum(1 for i in range(n) if sure[i] and cls_place[b[i]])
+    white = sum(1 for i in range(n) if sure[i] and cls_colour[b[i]])
+    empty = sum(1 for i in range(n) if sure[i] and cls_empty[b[i]])
     kconf = float(conf.min()) if len(conf) else 1.0
-    if sure.all():
+    if all(sure):
         return KeyReading(black, white, empty, kconf, ROW_EMPTY if black + white == 0 else ROW_OK)
     may_black = may_white = 0
-    for i in np.flatnonzero(~sure):
-        cands = () if occluded[i] or hidden[i] else model.candidates(d2[i][None, :])[0]
+    for i in range(n):
+        if sure[i]:
+            continue
+        cands = () if occ[i] or hidden[i] else model.candidates(d2[i][None, :])[0]
         seen = {c for c, _ in cands}
         may_black += (not seen) or profile.right_place_key in seen
         may_white += (not seen) or profile.right_colour_key in seen
-    status = ROW_OCCLUDED if occluded.any() else ROW_UNKNOWN
+    status = ROW_OCCLUDED if any(occ) else ROW_UNKNOWN
     if status == ROW_OCCLUDED:
         kconf = 0.0
     return KeyReading(

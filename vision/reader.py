@@ -262,11 +262,12 @@ class BoardReader:
             frame, loc, self._km, self._key_is_peg, self._key_lit, None if light.pegs_in_calibrations else light.key_factor
         )
         around = np.zeros(len(kc.best), dtype=bool) if clear is None else clear & kc.accepted & self._key_is_empty[kc.best] & key_seen & ~cover.keys
+        names, acc, conf, occ, nip = (
+            a.tolist() for a in (code_names_all[:n_guess], cc.accepted, cc.confidence, cover.code[:n_guess], not_in_play[:n_guess])
+        )
         guesses = [
-            self._hole(str(name), bool(acc) and not unplaced, float(conf), bool(occ), code_d2[i], self._guess_allowed, unplayed=bool(not_in_play[i]))
-            for i, name, acc, conf, occ in zip(
-                range(n_guess), code_names_all[:n_guess], cc.accepted, cc.confidence, cover.code[:n_guess], strict=True
-            )
+            self._hole(names[i], acc[i] and not unplaced, conf[i], occ[i], code_d2[i], self._guess_allowed, unplayed=nip[i])
+            for i in range(n_guess)
         ]
         if frame is not None and loc is not None and not reasons and f.code_plastic is not None:
             # Blocks against the frame's bare holes, on a fit trusted to accuse from: doubtful dark

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from pegwatch.vision.blocks import LOG_LINEAR, log_linear
+from pegwatch.vision.colour import lab_to_linear_bgr, linear_bgr_to_lab
 from pegwatch.vision.pixel_stats import brightness, median_axis1, pixels_at, trimmed_median
 
 
@@ -38,3 +40,22 @@ def test_brightness_is_the_sum_of_the_channels_without_overflow():
     got = brightness(px)
     assert got.shape == (1, 3)
     assert got.tolist() == [[765, 0, 6]]
+
+
+def test_log_linear_is_the_table_s_value_for_every_sample_of_any_layout():
+    rng = np.random.default_rng(3)
+    px = rng.integers(0, 256, (9, 31, 3), dtype=np.uint8)
+    for view in (px, px.transpose(0, 2, 1), px[:, :, 1], px[:, ::2]):
+        got = log_linear(view)
+        assert got.dtype == np.float32 and got.shape == view.shape
+        assert np.array_equal(got, LOG_LINEAR[view])
+
+
+def test_lab_takes_the_cube_root_above_the_knee_and_the_linear_segment_at_and_below_it():
+    knee = 216 / 24389  # CIE's epsilon, in Y over the white's
+    grey = np.array([[1.0, 1.0, 1.0], [0.18, 0.18, 0.18], [knee, knee, knee], [0.001, 0.001, 0.001], [0.0, 0.0, 0.0], [-1e-3, -1e-3, -1e-3]])
+    lab = linear_bgr_to_lab(grey)
+    assert np.allclose(lab[:, 1:], 0.0, atol=1e-3)  # neutral: no a*, no b*
+    assert np.allclose(lab[:, 0], [100.0, 116 * np.cbrt(0.18) - 16, 8.0, 24389 / 27 * 0.001, 0.0, -24389 / 27 * 1e-3], atol=1e-3)
+    # The two segments meet at the knee, and the linear one runs on below black without a jump.
+    assert np.allclose(lab_to_linear_bgr(lab), grey, atol=1e-9)
