@@ -27,6 +27,7 @@ multiplicative gains) and linear light to CIELAB (D65).
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections.abc import Mapping, Sequence
@@ -99,8 +100,7 @@ def linear_to_srgb(values: NDArray[Any]) -> FloatArray:
 
 def linear_bgr_to_lab(bgr: NDArray[Any]) -> FloatArray:
     """Linear-light BGR (..., 3) to CIELAB (..., 3), L in 0..100, D65."""
-    arr = np.asarray(bgr, dtype=np.float64)
-    xyz = arr @ _BGR_TO_XYZ.T / _WHITE_D65
+    xyz = np.asarray(bgr, dtype=np.float64) @ _BGR_TO_XYZ.T / _WHITE_D65
     f, low = np.cbrt(xyz), xyz <= 216 / 24389  # the linear segment only where it applies (near black: few values)
     f[low] = (24389 / 27 * xyz[low] + 16) / 116
     lab = np.empty_like(f)
@@ -129,6 +129,7 @@ def chi2_3_quantile(alpha: float) -> float:
     return chi2_quantile(alpha, 3)
 
 
+@functools.lru_cache(maxsize=64)
 def chi2_quantile(alpha: float, dof: int) -> float:
     """The chi-square value (``dof`` degrees of freedom) exceeded with probability ``alpha``."""
     if dof == 3 and alpha in _CHI2_3:

@@ -133,7 +133,7 @@ class TrayWatch:
         if int(inside.sum()) < MIN_POINTS:
             return set()
         hgt, wid = frame.shape[:2]
-        colour = frame.reshape(hgt * wid, -1)[flat].mean(axis=1, dtype=np.float64)
+        colour = np.take(frame.reshape(hgt * wid, -1), flat, axis=0).mean(axis=1, dtype=np.float64)  # take: see pixels_at
         level = colour.mean(axis=1)
         # The tray's own colour: its brighter half (a sleeve or a shadow only darkens it).
         ref = np.median(colour[level >= np.median(level)], axis=0)

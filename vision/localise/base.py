@@ -291,6 +291,15 @@ RATIO_PERCENTILE = 75.0
 _MIN_EDGE = 12.0
 
 
+def edge_strength(gx: NDArray[Any], gy: NDArray[Any]) -> NDArray[np.float32]:
+    """The gradient's magnitude, by numpy's elementwise arithmetic: the same numbers wherever the
+    arrays lie in memory. OpenCV's ``magnitude`` rounds its vector and scalar paths apart, and which
+    path a pixel takes depends on the buffer's alignment: one frame, read twice, gave two edge maps
+    (and on a few boards two fits, a micron apart, and two readings)."""
+    out: NDArray[np.float32] = np.sqrt(gx * gx + gy * gy, dtype=np.float32)
+    return out
+
+
 def _edge_ratios(gray: NDArray[np.uint8], *, tile: int = 0) -> tuple[NDArray[np.float32], NDArray[np.intp]]:
     """At the strongest edge crests of ``gray``: gradient ratio before/after a
     re-blur of :data:`REBLUR_PX`, and the edge's orientation bin (0..3).
@@ -303,7 +312,7 @@ def _edge_ratios(gray: NDArray[np.uint8], *, tile: int = 0) -> tuple[NDArray[np.
     gy0 = cv2.Sobel(g, cv2.CV_32F, 0, 1, ksize=3)
     gx1 = cv2.Sobel(g1, cv2.CV_32F, 1, 0, ksize=3)
     gy1 = cv2.Sobel(g1, cv2.CV_32F, 0, 1, ksize=3)
-    m1 = np.asarray(cv2.magnitude(gx1, gy1), dtype=np.float32)
+    m1 = edge_strength(gx1, gy1)
     # Candidates: strong enough, clear of the borders and seams the blur reaches across.
     rows_n, cols_n = int(gray.shape[0]), int(gray.shape[1])
     b = math.ceil(3 * REBLUR_PX)

@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.vision.localise.base import apply_homography
+from pegwatch.vision.localise.base import apply_homography, edge_strength
 from pegwatch.vision.localise.warp import ImageWarp, remap_maps
 from pegwatch.vision.profile import BoardProfile
 
@@ -172,7 +172,7 @@ def _ring_kernel(radius_px: float, width_px: float) -> NDArray[np.float32]:
 def _edge_map(gray: NDArray[np.float32]) -> NDArray[np.float32]:
     gx = cv2.Sobel(gray, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(gray, cv2.CV_32F, 0, 1, ksize=3)
-    mag = np.asarray(cv2.magnitude(gx, gy), dtype=np.float32)
+    mag = edge_strength(gx, gy)
     # Normalise so that the light level does not matter.
     mag /= float(np.mean(mag)) + 1e-3
     return mag
