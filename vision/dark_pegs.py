@@ -93,14 +93,19 @@ _BLOCKS = DiscPixels(BLOCK_RADIUS_MM, BLOCK_SAMPLES_PER_MM)
 _CORES = DiscPixels(SHEEN_RADIUS_MM, 2.0)
 
 
+def _over_plastic(frame: NDArray[np.uint8], idx: NDArray[np.intp], plastic_linear: FloatArray) -> NDArray[np.float32]:
+    """Per hole (a row of ``idx``) and pixel, each channel's log light over the plastic's light at the hole."""
+    plastic = np.log(np.maximum(plastic_linear, 1e-4)).astype(np.float32)
+    out: NDArray[np.float32] = log_linear(pixels_at(frame, idx)) - plastic[:, None, :]
+    return out
+
+
 def block_scores(
     frame: NDArray[np.uint8], loc: Localisation, centres_mm: FloatArray, plastic_linear: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
     """Per hole (``centres_mm``, with the plastic's linear BGR light at each), its block's (chroma, whiteness)."""
     idx = _BLOCKS.indices(loc, centres_mm, frame.shape[:2])
-    px = pixels_at(frame, idx)
-    plastic = np.log(np.maximum(plastic_linear, 1e-4)).astype(np.float32)
-    dev = log_linear(px) - plastic[:, None, :]
+    dev = _over_plastic(frame, idx, plastic_linear)
     hi, lo = dev.max(axis=2), dev.min(axis=2)
     k = int(BLOCK_QUANTILE * (idx.shape[1] - 1))
     chroma = np.partition(hi - lo, k, axis=1)[:, k].astype(np.float64)
@@ -138,9 +143,7 @@ def sheen_scores(
 ) -> FloatArray:
     """Per hole, how far its core's brightest pixels rise over the plastic's light in their brightest channel."""
     idx = _CORES.indices(loc, centres_mm, frame.shape[:2])
-    px = pixels_at(frame, idx)
-    plastic = np.log(np.maximum(plastic_linear, 1e-4)).astype(np.float32)
-    above = (log_linear(px) - plastic[:, None, :]).max(axis=2)
+    above = _over_plastic(frame, idx, plastic_linear).max(axis=2)
     k = int(SHEEN_QUANTILE * (idx.shape[1] - 1))
     out: FloatArray = np.partition(above, k, axis=1)[:, k].astype(np.float64)
     return out

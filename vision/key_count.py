@@ -20,16 +20,11 @@ FloatArray = NDArray[np.float64]
 
 
 @functools.lru_cache(maxsize=16)
-def _key_classes(names: tuple[str, ...], place: str, colour: str) -> tuple[NDArray[np.bool_], ...]:
-    """Which of the model's classes are the bare hole, the right-place key and the right-colour key."""
-    arr = np.array(names, dtype=object)
-    return arr == EMPTY, arr == place, arr == colour
-
-
-@functools.lru_cache(maxsize=16)
-def _class_lists(names: tuple[str, ...], place: str, colour: str) -> tuple[list[bool], list[bool], list[bool]]:
-    """:func:`_key_classes` as plain lists, indexed by class number."""
-    return [n == EMPTY for n in names], [n == place for n in names], [n == colour for n in names]
+def _key_classes(names: tuple[str, ...], place: str, colour: str) -> tuple[list[bool], list[bool], list[bool], NDArray[np.bool_]]:
+    """Per class number: whether it is the bare hole, the right-place key, the right-colour key
+    (plain lists: a row has four holes), and which classes are not the bare hole (for the distances)."""
+    empty = [n == EMPTY for n in names]
+    return empty, [n == place for n in names], [n == colour for n in names], ~np.array(empty, dtype=bool)
 
 
 def count_keys(
@@ -71,8 +66,7 @@ def count_keys(
     or -1: a hole read bare there, or read not at all, holds that peg.
     """
     # Four holes a row, twelve rows a frame: plain lists, not numpy's per-call overhead.
-    is_empty = _key_classes(model.names, profile.right_place_key, profile.right_colour_key)[0]
-    cls_empty, cls_place, cls_colour = _class_lists(model.names, profile.right_place_key, profile.right_colour_key)
+    cls_empty, cls_place, cls_colour, not_empty = _key_classes(model.names, profile.right_place_key, profile.right_colour_key)
     n = len(best)
     b: list[int] = best.tolist()
     acc: list[bool] = accepted.tolist()
@@ -102,7 +96,7 @@ def count_keys(
     # a row read wholly bare counts as bare only where each hole lies
     # outside every key peg's class, not merely nearer the hole's.
     if in_play and all(sure) and all(cls_empty[c] for c in b):
-        inside: list[bool] = np.asarray((d2[:, ~is_empty] <= model.reject_distance2).any(axis=1), dtype=bool).tolist()
+        inside: list[bool] = np.asarray((d2[:, not_empty] <= model.reject_distance2).any(axis=1), dtype=bool).tolist()
         sure = [sure[i] and (proved[i] or not inside[i]) for i in range(n)]
     black = sum(1 for i in range(n) if sure[i] and cls_place[b[i]])
     white = sum(1 for i in range(n) if sure[i] and cls_colour[b[i]])
