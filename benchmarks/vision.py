@@ -60,6 +60,12 @@ from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reader import BoardReader
 from pegwatch.vision.reading import EMPTY, OCCLUDED, ROW_OK, TRUST_FULL, UNKNOWN, BoardReading
 
+#: The frames' stamps, as a table's camera would give them: each hard case a
+#: moment of a game ten seconds after the last, and its steady read the next
+#: frame. The reader keeps its fit by these stamps, never by how long a read took.
+MOVE_NS = 10_000_000_000
+FRAME_NS = 33_333_333
+
 
 class Tally:
     """Counts for one reader over the whole set."""
@@ -166,9 +172,9 @@ def run(boards: int, seed: int, profiles: tuple[str, ...], tables: int, verbose:
             assert contents.secret is not None
             truth = truth_reading(contents, p)
             t0 = time.perf_counter()
-            reading = reader.read(r.image, at_ns=case.index)
+            reading = reader.read(r.image, at_ns=case.index * MOVE_NS)
             t1 = time.perf_counter()
-            reader.read(r.image, at_ns=case.index + 1)
+            reader.read(r.image, at_ns=case.index * MOVE_NS + FRAME_NS)
             t2 = time.perf_counter()
             first.append((t1 - t0) * 1000)
             steady.append((t2 - t1) * 1000)
@@ -279,9 +285,9 @@ def run_pbr(args: argparse.Namespace) -> int:
             if b.seconds:
                 render_s.append(b.seconds)
             t0 = time.perf_counter()
-            reading = reader.read(b.image, at_ns=2 * case.index)
+            reading = reader.read(b.image, at_ns=case.index * MOVE_NS)
             t1 = time.perf_counter()
-            reader.read(b.image, at_ns=2 * case.index + 1)
+            reader.read(b.image, at_ns=case.index * MOVE_NS + FRAME_NS)
             t2 = time.perf_counter()
             first.append((t1 - t0) * 1000)
             steady.append((t2 - t1) * 1000)

@@ -167,7 +167,7 @@ class BoardReader:
             what = f"{getattr(frame, 'shape', type(frame).__name__)} {getattr(frame, 'dtype', '')}".strip()
             return self.unreadable(f"not an 8-bit BGR frame ({what})", stamp)
         try:
-            loc = self.localiser.locate(frame)
+            loc = self.localiser.locate(frame, at_ns=stamp)
         except PegwatchError as exc:
             return self.unreadable(str(exc), stamp)
         self.last_localisation = loc

@@ -154,11 +154,11 @@ class PreviewLocaliser:
         self.markers: Localiser | None = MarkerLocaliser(profile) if profile.markers else None
         self.outline: Localiser = BestEffortLocaliser(profile)
 
-    def locate(self, frame: NDArray[np.uint8]) -> Localisation:
-        first = self.markers.locate(frame) if self.markers is not None else None
+    def locate(self, frame: NDArray[np.uint8], *, at_ns: int | None = None) -> Localisation:
+        first = self.markers.locate(frame, at_ns=at_ns) if self.markers is not None else None
         if first is not None and first.ok:
             return first
-        second = self.outline.locate(frame)
+        second = self.outline.locate(frame, at_ns=at_ns)
         if second.ok or first is None:
             return second
         return first

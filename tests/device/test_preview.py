@@ -297,7 +297,7 @@ def test_a_real_studio_photo_is_measured_sharp_and_a_blurred_copy_soft():
     class ByEye:
         method = "corners"
 
-        def locate(self, frame):
+        def locate(self, frame, *, at_ns=None):
             return Localisation(ok=True, method="corners", image_to_board=h, size_mm=profile.size_mm)
 
     photo = cv2.imread(str(PHOTOS / entry["file"]))

@@ -112,7 +112,7 @@ def test_a_marker_its_window_misses_costs_no_search_of_the_whole_frame(invicta, 
     c = random_contents(invicta, np.random.default_rng(4))
     a = render(invicta, c, Conditions.easy(), seed=4)
     loc = MarkerLocaliser(invicta)
-    first = loc.locate(a.image)
+    first = loc.locate(a.image, at_ns=0)
     assert len(first.markers_seen) == 4
     real = loc._find
     frames: list[tuple[int, ...]] = []
@@ -123,16 +123,13 @@ def test_a_marker_its_window_misses_costs_no_search_of_the_whole_frame(invicta, 
 
     monkeypatch.setattr(loc, "_find", windows_miss_marker_2)
     loc._still.forget()  # as if the windows had changed: they are read again
-    again = loc.locate(a.image)
+    again = loc.locate(a.image, at_ns=1)
     assert again.image_to_board is first.image_to_board  # the kept fit
     assert set(again.markers_seen) == {0, 1, 3}
     assert a.image.shape[:2] not in frames  # four windows, no whole frame
     # When a re-fit falls due the retry passes look for it again.
-    last = loc._last
-    assert last is not None
-    loc._last = (last[0], last[1], last[2] - int(2 * loc.recheck_s * 1e9))
     monkeypatch.setattr(loc, "_find", lambda gray, offset=(0, 0), **kw: real(gray, offset, **kw) if kw.get("kind") == "retry" else windows_miss_marker_2(gray, offset, **kw))
-    refit = loc.locate(a.image)
+    refit = loc.locate(a.image, at_ns=int(2 * loc.recheck_s * 1e9))
     assert len(refit.markers_seen) == 4
 
 

@@ -81,8 +81,8 @@ def test_a_board_found_by_candidate_markers_alone_is_read_low_trust(invicta_tabl
     class CandidatesOnly:
         method = "markers"
 
-        def locate(self, image):
-            return replace(real(image), markers_unsure=True)
+        def locate(self, image, *, at_ns=None):
+            return replace(real(image, at_ns=at_ns), markers_unsure=True)
 
     reader._localiser = CandidatesOnly()
     reading = reader.read(invicta_table.calibration[0].image)

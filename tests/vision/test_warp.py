@@ -112,8 +112,8 @@ def test_a_fit_whose_outline_is_off_is_read_but_low_trust(invicta_table, invicta
     class OffBy3mm:
         method = "markers"
 
-        def locate(self, image):
-            return replace(real(image), outline_mm=3.0)
+        def locate(self, image, *, at_ns=None):
+            return replace(real(image, at_ns=at_ns), outline_mm=3.0)
 
     reader._localiser = OffBy3mm()
     low = reader.read(frame)
@@ -133,8 +133,8 @@ def test_a_doubted_fit_no_row_of_the_pattern_confirms_reads_no_hole_surely(invic
     class OffAndUnanswered:
         method = "markers"
 
-        def locate(self, image):
-            return replace(real(image), outline_mm=3.0, row_shift_mm=None)
+        def locate(self, image, *, at_ns=None):
+            return replace(real(image, at_ns=at_ns), outline_mm=3.0, row_shift_mm=None)
 
     reader._localiser = OffAndUnanswered()
     low = reader.read(frame)
@@ -410,8 +410,8 @@ def test_a_reading_whose_far_end_is_extrapolated_is_low_trust(invicta_table, inv
     class TwoMarkersOnTheLeft:
         method = "markers"
 
-        def locate(self, image):
-            return replace(real(image), unpinned_edge="right")
+        def locate(self, image, *, at_ns=None):
+            return replace(real(image, at_ns=at_ns), unpinned_edge="right")
 
     reader._localiser = TwoMarkersOnTheLeft()
     low = reader.read(frame)

@@ -235,8 +235,13 @@ class Localiser(Protocol):
     method: str
     """The calibration's name for the method ("markers", "corners", "best-effort")."""
 
-    def locate(self, frame: NDArray[np.uint8]) -> Localisation:
-        """Where the board is in ``frame`` (not ok, with ``problem`` set, when not found)."""
+    def locate(self, frame: NDArray[np.uint8], *, at_ns: int | None = None) -> Localisation:
+        """Where the board is in ``frame`` (not ok, with ``problem`` set, when not found).
+
+        ``at_ns``: the frame's monotonic stamp (None: now). A localiser that
+        keeps a fit between frames times it by these stamps, never by the
+        clock when the frame happens to be read.
+        """
         ...
 
 

@@ -148,7 +148,7 @@ class BestEffortLocaliser:
                 starts.append(i)
         return [np.roll(q, -i, axis=0) for i in starts[:2]]
 
-    def locate(self, frame: NDArray[np.uint8]) -> Localisation:
+    def locate(self, frame: NDArray[np.uint8], *, at_ns: int | None = None) -> Localisation:
         """Find the board; not ok with "no board found" when nothing board-like is seen."""
         check_frame(frame)
         p = self.profile

@@ -169,7 +169,7 @@ class FixedCornersLocaliser:
         got = fit_to_shifts(p, self._corners_only, ref_fit)
         self.image_to_board = self._corners_only if got is None else got[0]
 
-    def locate(self, frame: NDArray[np.uint8]) -> Localisation:
+    def locate(self, frame: NDArray[np.uint8], *, at_ns: int | None = None) -> Localisation:
         """The fixed fit, checked against the hole pattern.
 
         Without a reference, the first frame in which most rows answer

@@ -122,7 +122,7 @@ class MarkerLocaliser:
         self._still = StillWindows()  # the windows as they looked when the kept fit's markers were last read
         self._unsure: set[int] = set()  # markers last read only by the candidates' readers
         self._how: dict[int, tuple[str, float, str]] = {}  # the retry pass that read each marker
-        self._held_checked_ns = 0
+        self._held_checked_ns: int | None = None
         # The picture's figures (px/mm, sharpness) and when they were measured.
         self._measured: tuple[float | None, float | None] = (None, None)
         self._measured_ns: int | None = None
@@ -131,12 +131,7 @@ class MarkerLocaliser:
     # --- detection -------------------------------------------------------
 
     def _find(
-        self,
-        gray: NDArray[np.uint8],
-        offset: tuple[int, int] = (0, 0),
-        *,
-        scale: float | None = None,
-        kind: str = "steady",
+        self, gray: NDArray[np.uint8], offset: tuple[int, int] = (0, 0), *, scale: float | None = None, kind: str = "steady"
     ) -> list[DetectedMarker]:
         scale = self.detect_scale if scale is None else scale
         small = gray
@@ -149,7 +144,7 @@ class MarkerLocaliser:
             for f in found
         ]
 
-    def _first_pass(self, gray: NDArray[np.uint8]) -> list[DetectedMarker]:
+    def _first_pass(self, gray: NDArray[np.uint8], now: int) -> list[DetectedMarker]:
         found: list[DetectedMarker] = []
         if self._rois:
             # The camera is fixed: look where the markers were last time first;
@@ -158,9 +153,9 @@ class MarkerLocaliser:
             for x0, y0, x1, y1 in self._rois.values():
                 found.extend(self._find(gray[y0:y1, x0:x1], (x0, y0)))
             for mid, (x0, y0, x1, y1) in self._rois.items():
-                if mid not in {f.id for f in found} and not self._keeps(gray, found):
+                if mid not in {f.id for f in found} and not self._keeps(gray, found, now):
                     found += self._window_retry(gray[y0:y1, x0:x1], (x0, y0), mid)
-            if {f.id for f in found} != set(self._rois) and not self._keeps(gray, found):
+            if {f.id for f in found} != set(self._rois) and not self._keeps(gray, found, now):
                 found = []
         if not found:
             found = self._find(gray)
@@ -183,7 +178,12 @@ class MarkerLocaliser:
                 return got
         return []
 
-    def _keeps(self, gray: NDArray[np.uint8], found: list[DetectedMarker]) -> bool:
+    def _recent(self, then: int | None, now: int) -> bool:
+        """Is frame time ``now`` within ``recheck_s`` after ``then``? A stamp before
+        ``then`` starts another run of frames (a recording read again): not recent."""
+        return then is not None and 0 <= now - then < self.recheck_s * 1e9
+
+    def _keeps(self, gray: NDArray[np.uint8], found: list[DetectedMarker], now: int) -> bool:
         """Would the kept fit stand on ``found`` (two or more markers where they were, within
         ``recheck_s`` of the fit)? Then the markers the windows missed (found by a retry pass
         the first time) need no search of the whole frame."""
@@ -191,7 +191,7 @@ class MarkerLocaliser:
         last = self._last
         return (
             last is not None
-            and time.monotonic_ns() - last[2] < self.recheck_s * 1e9
+            and self._recent(last[2], now)
             and self._agrees(self._centres(self._refine_corners(gray, img_pts), used))
         )
 
@@ -263,16 +263,14 @@ class MarkerLocaliser:
         worst = max(float(np.linalg.norm(centres[i] - last_centres[i])) for i in common)
         return worst <= MOVE_TOLERANCE_MM * ppm
 
-    def _with_sharpness(
-        self, gray: NDArray[np.uint8], loc: Localisation, now: int, **changes: object
-    ) -> Localisation:
+    def _with_sharpness(self, gray: NDArray[np.uint8], loc: Localisation, now: int, **changes: object) -> Localisation:
         """The kept fit with the picture's figures, measured at most once per
         ``recheck_s``: they describe the mount and the focus, which do not
         change from frame to frame, and measuring costs a millisecond of the
         read the steady camera makes many times a second."""
         if loc.image_to_board is None:
             return replace(loc, **changes)  # type: ignore[arg-type]
-        if self._measured_ns is None or now - self._measured_ns >= self.recheck_s * 1e9:
+        if not self._recent(self._measured_ns, now):
             self._measured = board_sharpness(gray, loc.image_to_board, self.profile.size_mm)
             self._measured_ns = now
         ppm, sharp = self._measured
@@ -288,7 +286,7 @@ class MarkerLocaliser:
         """
         if loc.image_to_board is None:
             return False
-        if now - self._held_checked_ns < self.recheck_s * 1e9:
+        if self._recent(self._held_checked_ns, now):
             return True
         self._held_checked_ns = now
         fit = measure_grid(self.profile, frame, loc.image_to_board, warp=loc.warp)
@@ -341,26 +339,30 @@ class MarkerLocaliser:
             logger.debug("no camera pose: %s", exc)
             return None
 
-    def locate(self, frame: NDArray[np.uint8]) -> Localisation:
+    def locate(self, frame: NDArray[np.uint8], *, at_ns: int | None = None) -> Localisation:
         """Find the markers and fit; keep the last fit while they stay put or are not seen.
 
         Not ok with "markers not found" when fewer than two are seen and no
-        fit was ever made.
+        fit was ever made. ``at_ns`` is the frame's monotonic stamp (None:
+        now): the kept fit is checked again ``recheck_s`` of frame time
+        after it was made, so that stored frames read again with their
+        stamps give the readings the table gave, however fast they are read.
         """
         check_frame(frame)
+        now = time.monotonic_ns() if at_ns is None else at_ns
         last = self._last
-        if last is not None and time.monotonic_ns() - last[2] < self.recheck_s * 1e9 and self._still.unchanged(frame):
+        if last is not None and self._recent(last[2], now) and self._still.unchanged(frame):
             return replace(last[1], markers_seen=self._still.ids)
         self._still.forget()
         gray = np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame, dtype=np.uint8)
-        found = self._first_pass(gray)
+        found = self._first_pass(gray, now)
         img_pts, board_pts, used = profile_marker_points(self.profile, found)
         centres = self._centres(self._refine_corners(gray, img_pts), used)
         agrees = self._agrees(centres)
         # A re-fit falls due with fewer markers than the last fit had (one the
         # retry passes found): look for them again, so that it keeps their help.
         last_fit = self._last
-        due = last_fit is not None and time.monotonic_ns() - last_fit[2] >= self.recheck_s * 1e9
+        due = last_fit is not None and not self._recent(last_fit[2], now)
         fewer = last_fit is not None and len(used) < len(last_fit[1].markers_seen)
         if (not agrees and len(used) < min(RETRY_BELOW, len(self.profile.markers))) or (due and fewer):
             found = self._retry(gray, found, max(RETRY_BELOW, len(last_fit[1].markers_seen) if last_fit else 0))
@@ -368,12 +370,11 @@ class MarkerLocaliser:
             centres = self._centres(self._refine_corners(gray, img_pts), used)
             agrees = self._agrees(centres)
         self._remember_rois(found, used, (gray.shape[0], gray.shape[1]))
-        now = time.monotonic_ns()
         last = self._last
         # The fixed camera has not moved (or the markers cannot say): keep the
         # fit, and re-fit now and then while the markers are seen, so that a
         # board nudged on its tray is followed.
-        if last is not None and agrees and now - last[2] < self.recheck_s * 1e9:
+        if last is not None and agrees and self._recent(last[2], now):
             self._still.take(frame, self._rois)
             return self._with_sharpness(gray, last[1], now, markers_seen=used)
         if last is not None and len(used) < 2:
