@@ -185,6 +185,7 @@ def calibrate(
         homographies.append(np.asarray(loc.image_to_board, dtype=np.float64))
         warps.append(loc.warp)
     h, w = images[0].shape[:2] if images else (0, 0)
+    look = base.look if base is not None else localise.BoardLook.of(images[0], homographies[0], profile.size_mm)
     code_model, key_model, plastic = _models(
         images, homographies, parsed, profile, ppm, labels, base, extra_code or {}, extra_keys or {}, warps=warps
     )
@@ -217,6 +218,7 @@ def calibrate(
         keys_not_learned=not_key,
         board_check=board_check,
         lens=None if base is None else base.lens,
+        look=look,
     )
 
 

@@ -30,14 +30,15 @@ from pegwatch.vision.profile import BoardProfile, ProfileError, load_profile
 from pegwatch.vision.reading import EMPTY
 
 if TYPE_CHECKING:
-    from pegwatch.vision.localise import Localiser
+    from pegwatch.vision.localise import BoardLook, Localiser
 
 FORMAT_VERSION = 1
 SHIELD = "shield"
 METHODS = ("markers", "corners", "best-effort")
 #: A calibration's trust: "full", or "low" when a board read with it must never accuse.
 TRUST_LEVELS = ("full", "low")
-#: A calibration file larger than this is refused before it is parsed (one is ~20 KiB).
+#: A calibration file larger than this is refused before it is parsed (one is ~20 KiB, and its
+#: board picture, ``localisation.look``, 30-80 KiB more).
 MAX_CALIBRATION_BYTES = 1 * MIB
 #: Pixel coordinates and image sizes in a calibration are within this.
 _MAX_PX = 100_000
@@ -138,6 +139,10 @@ class Calibration:
     #: reference (False: the check refused the calibration photo itself, and
     #: the board is read low-trust without it).
     board_check: bool = True
+    #: The board as the calibration photo showed it, top-down: best effort
+    #: finds the board again by it wherever the camera has moved (None: files
+    #: without ``localisation.look``, and calibrations added to such a file).
+    look: BoardLook | None = None
 
     def __post_init__(self) -> None:
         # Classes with no samples are guards (colours not learned yet): they
@@ -183,7 +188,7 @@ class Calibration:
             return localiser_for(
                 profile, "corners", corners_px=self.corners_px, reference=_reference_in(self.reference), lens=self.lens
             )
-        return localiser_for(profile, "best-effort", lens=self.lens)
+        return localiser_for(profile, "best-effort", lens=self.lens, look=self.look)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
@@ -196,6 +201,7 @@ class Calibration:
                 "corners_px": None if self.corners_px is None else [list(c) for c in self.corners_px],
                 "reference": _reference_out(self.reference),
                 "check": self.board_check,
+                **({} if self.look is None else {"look": self.look.to_record()}),
             },
             "px_per_mm": self.px_per_mm,
             "plastic_linear_bgr": list(self.plastic_linear),
@@ -269,6 +275,14 @@ class Calibration:
         check = loc.get("check", True)
         if not isinstance(check, bool):
             raise bad("localisation.check", f"{_short(check)} is not true or false")
+        look = None
+        if loc.get("look") is not None:
+            from pegwatch.vision.localise import BoardLook, LookError
+
+            try:
+                look = BoardLook.from_record(loc["look"], where=f"{where}: localisation.look")
+            except LookError as exc:
+                raise CalibrationError(str(exc)) from None
         ppm = number(data.get("px_per_mm"), "px_per_mm", 0.5, 20)
         pl_raw = data.get("plastic_linear_bgr")
         if not isinstance(pl_raw, list) or len(pl_raw) != 3:
@@ -321,6 +335,7 @@ class Calibration:
             not_learned=not_code,
             keys_not_learned=not_key,
             board_check=check,
+            look=look,
         )
 
     def save(self, path: str | Path) -> None:

@@ -55,6 +55,20 @@ def test_the_photo_with_hole_points_is_read_as_its_truth_where_confident(photos)
             assert r.hole_errors <= max(1, r.holes_compared // 20), f"{r.file}: {r.hole_errors} of {r.holes_compared}"
 
 
+def test_a_calibrated_board_photographed_otherwise_is_found_by_its_look(photos):
+    """The same board from another camera, or the photo cut out and rescaled (``same_as`` a photo with
+    hole points): best effort finds it by the calibration's picture of it, and reads it as its truth."""
+    results, _ = photos
+    index = {e["file"]: e for e in json.loads((PHOTOS / "index.json").read_text(encoding="utf-8"))}
+    calibrated = {f for f, e in index.items() if isinstance(e.get("hole_points_mm_to_px"), dict)}
+    others = [r for r in results if index[r.file].get("same_as") in calibrated]
+    if not others:
+        pytest.skip("no photo of a calibrated board taken otherwise in this set")
+    for r in others:
+        assert r.status == "read" and r.how == "best effort", f"{r.file}: {r.reason}"
+        assert r.holes_compared > 0 and r.hole_errors <= max(1, r.holes_compared // 20), r.file
+
+
 def test_the_benchmark_ends_with_one_json_line(photos, monkeypatch, capsys):
     """benchmarks/photos.py prints one line per photo and ends with its JSON (the reading itself is shared)."""
     spec = importlib.util.spec_from_file_location("photos_benchmark", ROOT / "benchmarks" / "photos.py")

@@ -8,8 +8,10 @@ Three localisers share one method, ``locate(frame) -> Localisation``:
   calibration, and checks every frame that the hole pattern still lines up,
   so that a nudged board gives "board moved, recalibrate" instead of a
   silent misreading;
-* :class:`BestEffortLocaliser` looks for the board itself: the largest
-  quadrilateral of board-coloured plastic with the profile's aspect ratio.
+* :class:`BestEffortLocaliser` looks for the board itself: by the features
+  of the calibration's picture of it (:class:`BoardLook`) where it has one,
+  else the largest quadrilateral of board-coloured plastic with the
+  profile's aspect ratio.
 
 All three then refine or check the fit against the board's own hole
 pattern (:func:`measure_grid`): holes and pegs are rings of strong
@@ -18,7 +20,8 @@ gradient at known places, whatever colour the pegs are.
 Modules: ``base`` (the :class:`Localisation` result, the :class:`Localiser`
 protocol, homography helpers, :func:`rectify`), ``grid`` (the hole
 pattern), ``marker_localiser``, ``corners`` (fixed corners and the
-board-moved check) and ``best_effort``. Every public name is importable
+board-moved check), ``best_effort`` and ``appearance`` (the board's
+picture). Every public name is importable
 from ``pegwatch.vision.localise``.
 """
 
@@ -28,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pegwatch.vision.lens import Lens
+from pegwatch.vision.localise.appearance import BoardLook, LookError, find_by_look
 from pegwatch.vision.localise.base import (
     BOARD_MOVED,
     MARKERS_NOT_FOUND,
@@ -76,16 +80,19 @@ __all__ = [
     "RECT_PX_PER_MM",
     "SEARCH_MM",
     "BestEffortLocaliser",
+    "BoardLook",
     "CornersReference",
     "FixedCornersLocaliser",
     "GridFit",
     "Localisation",
     "LocalisationError",
     "Localiser",
+    "LookError",
     "MarkerLocaliser",
     "apply_homography",
     "board_sharpness",
     "corners_homography",
+    "find_by_look",
     "localiser_for",
     "make_reference",
     "measure_grid",
@@ -104,11 +111,13 @@ def localiser_for(
     corners_px: Sequence[Sequence[float]] | None = None,
     reference: CornersReference | Mapping[str, Any] | None = None,
     lens: Lens | None = None,
+    look: BoardLook | None = None,
 ) -> Localiser:
     """A localiser by method name ("markers", "corners", "best-effort").
 
     ``lens`` is the table's calibrated lens (None: an assumed pinhole): the
     localisers place the board in 3D with it (:attr:`Localisation.pose`).
+    ``look``: the board as the calibration saw it, for best effort.
     """
     if method == "markers":
         return MarkerLocaliser(profile, lens=lens)
@@ -117,5 +126,5 @@ def localiser_for(
             raise LocalisationError("the corners method needs four corners")
         return FixedCornersLocaliser(profile, corners_px, reference=reference, lens=lens)
     if method == "best-effort":
-        return BestEffortLocaliser(profile)
+        return BestEffortLocaliser(profile, look=look)
     raise LocalisationError(f"unknown localisation method {method!r} (markers, corners, best-effort)")

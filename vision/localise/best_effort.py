@@ -1,4 +1,8 @@
-"""Best-effort localisation: the board found without markers or corners."""
+"""Best-effort localisation: the board found without markers or corners.
+
+With the calibration's picture of the board (:mod:`.appearance`), its own
+features place it first; the largest board-shaped blob otherwise.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from pegwatch.vision.localise.appearance import BoardLook, find_by_look
 from pegwatch.vision.localise.base import (
     NO_BOARD,
     Localisation,
@@ -36,13 +41,19 @@ class BestEffortLocaliser:
     with roughly the profile's aspect ratio. Its 180° ambiguity is settled by
     which way round the hole pattern fits. The result carries a modest
     ``quality`` so that a reader can be more careful with it.
+
+    ``look``: the board as the calibration saw it. Where its features place
+    the board, and the rows of holes that answer lie where they put them,
+    that is the board: it needs no outline, and may lie partly out of the
+    frame or be turned any way.
     """
 
     method = "best-effort"
 
-    def __init__(self, profile: BoardProfile, *, work_width: int = 640) -> None:
+    def __init__(self, profile: BoardProfile, *, work_width: int = 640, look: BoardLook | None = None) -> None:
         self.profile = profile
         self.work_width = work_width
+        self.look = look
 
     def _candidates(self, frame: NDArray[np.uint8]) -> list[tuple[float, NDArray[np.float64]]]:
         w0 = frame.shape[1]
@@ -152,6 +163,9 @@ class BestEffortLocaliser:
         """Find the board; not ok with "no board found" when nothing board-like is seen."""
         check_frame(frame)
         p = self.profile
+        by_look = None if self.look is None else self._by_look(frame, self.look)
+        if by_look is not None:
+            return by_look
         secret = np.array(p.secret_centres_mm())
         secret_d = np.full(len(secret), p.code_hole_diameter_mm)
 
@@ -194,6 +208,25 @@ class BestEffortLocaliser:
         if best is None:
             return failed(self.method, NO_BOARD)
         return best[1]
+
+    def _by_look(self, frame: NDArray[np.uint8], look: BoardLook) -> Localisation | None:
+        """The board where its features put it, unless the hole pattern says otherwise.
+
+        The features fit the whole board, the holes among them; the rows of
+        holes that answer (two at least) must lie where the fit puts them.
+        It is not nudged onto the pattern: on a real board the pegs' heads
+        and their shadows pull a pattern fit further than the features err.
+        """
+        p = self.profile
+        h = find_by_look(frame, look, p.size_mm)
+        if h is None:
+            return None
+        fit = measure_grid(p, frame, h, search_mm=3.0)
+        worst = worst_residual(fit)
+        if int(fit.clear_rows.sum()) < 2 or math.isnan(worst) or worst > 1.5:
+            return None
+        quality = 0.6 * float(np.mean(fit.clear_rows)) / (1.0 + worst)
+        return Localisation(True, self.method, h, None, quality, (), worst, p.size_mm, row_tuple(fit))
 
 
 def _outline_score(
