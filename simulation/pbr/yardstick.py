@@ -130,6 +130,10 @@ class PbrTally:
         covered = set(meta["covered_rows"])
         if not found:
             return
+        # The bar for uncertainty holds where hands cover few rows:
+        # boards with no hand at all are counted apart.
+        no_hand = not meta["hands"]
+        c["boards_no_hand"] += no_hand
         for t_row, r_row in zip(truth.rows, reading.rows, strict=True):
             c["rows"] += 1
             under = t_row.row in covered
@@ -139,22 +143,26 @@ class PbrTally:
                 if not under:
                     c["rows_covered_needlessly"] += 1
             for t, h in zip(t_row.holes, r_row.holes, strict=True):
-                self._hole(t.colour, h.colour, band, under, full=reading.trust == TRUST_FULL)
+                self._hole(t.colour, h.colour, band, under, full=reading.trust == TRUST_FULL, no_hand=no_hand)
             if r_row.keys.is_certain and r_row.status != ROW_OCCLUDED:
                 c["key_rows_certain"] += 1
                 if (r_row.keys.black, r_row.keys.white) != (t_row.keys.black, t_row.keys.white):
                     c["key_errors"] += 1
         if reading.secret is not None and truth.secret is not None:
             for t, h in zip(truth.secret, reading.secret, strict=True):
-                self._hole(t.colour, h.colour, band, bool(meta["secret_covered"]), full=reading.trust == TRUST_FULL)
+                self._hole(
+                    t.colour, h.colour, band, bool(meta["secret_covered"]), full=reading.trust == TRUST_FULL, no_hand=no_hand
+                )
         self._judge(profile, board, truth, reading, name)
 
-    def _hole(self, truth: str, read: str, band: str, under_hand: bool, *, full: bool) -> None:
+    def _hole(self, truth: str, read: str, band: str, under_hand: bool, *, full: bool, no_hand: bool = False) -> None:
         c = self.c
         c["holes"] += 1
+        c["holes_no_hand"] += no_hand
         if read in (UNKNOWN, OCCLUDED):
             c["holes_uncertain"] += 1
             c["holes_uncertain_uncovered"] += not under_hand
+            c["holes_uncertain_no_hand"] += no_hand
             return
         # Also counted apart on full-trust boards: a low-trust board is read
         # on a fit the reader says it doubts, and is never accused from.
@@ -238,6 +246,8 @@ def summary(t: PbrTally, steady_ms: Sequence[float], first_ms: Sequence[float]) 
         "secret_invented": c["secret_invented"],
         "hole_uncertain_rate": _rate(c["holes_uncertain"], c["holes"], 4),
         "hole_uncertain_rate_uncovered": _rate(c["holes_uncertain_uncovered"], c["holes"], 4),
+        "hole_uncertain_rate_no_hand": _rate(c["holes_uncertain_no_hand"], c["holes_no_hand"], 4),
+        "boards_no_hand": c["boards_no_hand"],
         "hole_errors": c["hole_errors"],
         "hole_error_rate": _rate(c["hole_errors"], c["holes_confident"]),
         "key_error_rate": _rate(c["key_errors"], c["key_rows_certain"]),

@@ -34,12 +34,13 @@ from pegwatch.simulation.pbr.yardstick import (
     UNSURE,
     PbrTally,
     judge_row,
+    summary,
 )
 from pegwatch.vision.calibrate import calibrate, truth_from_record
 from pegwatch.vision.markers import detect_markers
 from pegwatch.vision.profile import load_profile
 from pegwatch.vision.reader import BoardReader
-from pegwatch.vision.reading import HoleReading, KeyReading, RowReading
+from pegwatch.vision.reading import OCCLUDED, UNKNOWN, HoleReading, KeyReading, RowReading
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "pbr"
@@ -82,12 +83,23 @@ def test_no_correct_row_is_accused(table, cases):
     truths = [truth_from_record(b.truth, p, where="calibration truth") for b in table.calibration]
     cal = calibrate([b.image for b in table.calibration], truths, p)
     tally = PbrTally()
+    uncertain = holes = free = 0
     for i, b in enumerate(cases):
         reading = BoardReader(p, cal).read(b.image, at_ns=i)  # every case is its own camera
         assert reading.problem is None or reading.problem.strip(), "a board refused without a reason"
         tally.add(p, b, reading, name=f"case {b.meta.get('index')}")
+        if reading.problem is None and not b.meta["hands"]:
+            free += 1
+            seen = [h for r in reading.rows for h in r.holes]
+            if truth_from_record(b.truth, p, where="truth").secret is not None and reading.secret is not None:
+                seen += list(reading.secret)
+            holes += len(seen)
+            uncertain += sum(h.colour in (UNKNOWN, OCCLUDED) for h in seen)
     assert tally.c["boards"] == len(cases)
     assert tally.c["false_mismark_rows"] == 0, f"false accusations on {tally.false_boards}"
+    s = summary(tally, [], [])
+    assert free and s["boards_no_hand"] == free
+    assert s["hole_uncertain_rate_no_hand"] == round(uncertain / holes, 4)
 
 
 def test_the_truth_is_what_the_seed_gives(cases):
