@@ -58,7 +58,7 @@ class HeadPlaces:
         if p.peg_head_height_mm <= 0 and p.key_head_height_mm <= 0:
             return None
         # The pose comes from the same fit as the homography: one key for both.
-        key = np.asarray(loc.image_to_board, dtype=np.float64).tobytes()
+        key = loc.fit_key
         if self._lean_cache is not None and self._lean_cache[0] == key:
             return self._lean_cache[1]
         s = self.sampler

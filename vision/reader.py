@@ -354,7 +354,7 @@ class BoardReader:
             return PegLight()
         kept = self._peg_light_fit
         sig = np.asarray(f.signatures, dtype=np.float64)
-        pose = self._pose_key(self.last_localisation)
+        pose = b"" if self.last_localisation is None else self.last_localisation.fit_key
         if (
             kept is not None and 0 <= at_ns - kept[0] < PEG_LIGHT_REFIT_NS and kept[1] == pose
             and kept[2].shape == sig.shape and float(np.max(np.abs(kept[2] - sig), initial=0.0)) <= PEG_LIGHT_SAME_ROWS
@@ -372,13 +372,6 @@ class BoardReader:
         if self._tinted is None:
             self._tinted = (widened(self.code_model, self._code_is_peg), widened(self.key_model, self._key_is_peg))
         return self._tinted
-
-    @staticmethod
-    def _pose_key(loc: Localisation | None) -> bytes:
-        """What identifies a fit of the board (its homography), for what is cached while it is kept."""
-        if loc is None or loc.image_to_board is None:
-            return b""
-        return np.asarray(loc.image_to_board, dtype=np.float64).tobytes()
 
     def _fit_peg_light(self, f: Features) -> PegLight:
         assert f.code_linear is not None and f.key_linear is not None

@@ -24,7 +24,7 @@ from pegwatch.vision.cells import build_layout, fit_light, light_design, min_pit
 from pegwatch.vision.colour import linear_bgr_to_lab, srgb_to_linear
 from pegwatch.vision.cover import PLASTIC_BRIGHTNESS_RANGE, CoverGraph, cell_flags
 from pegwatch.vision.localise.base import Localisation
-from pegwatch.vision.localise.warp import ImageWarp, to_image, warp_key
+from pegwatch.vision.localise.warp import ImageWarp, fit_key, to_image
 from pegwatch.vision.pixel_stats import (
     brightness,
     clipped_channels,
@@ -240,7 +240,7 @@ class BoardSampler:
         localiser keeps returning the same one.
         """
         h_img, w_img = int(shape[0]), int(shape[1])
-        key = np.asarray(image_to_board, dtype=np.float64).tobytes() + warp_key(warp)
+        key = fit_key(image_to_board, warp)
         cache = self._frame_cache
         if cache is not None and cache[0] == key and cache[1] == (h_img, w_img):
             return cache[2]
@@ -283,7 +283,7 @@ class BoardSampler:
         warp: ImageWarp | None,
         only: IntArray | None = None,
     ) -> FloatArray:
-        fit = (np.asarray(image_to_board, dtype=np.float64).tobytes() + warp_key(warp), (int(frame.shape[0]), int(frame.shape[1])))
+        fit = (fit_key(image_to_board, warp), (int(frame.shape[0]), int(frame.shape[1])))
         if fit != self._shifted_fit:  # every shift asked (the heads' places, the looks round them) is kept while the fit is
             self._shifted_fit, self._shifted_cache = fit, {}
         slot, (n, k) = (group, np.asarray(shift_mm).tobytes()), self._shapes[group]
@@ -342,7 +342,7 @@ class BoardSampler:
         if loc is None or loc.pose is None or (code_h <= 0 and key_h <= 0):
             return None
         h_img, w_img = int(shape[0]), int(shape[1])
-        key = np.asarray(image_to_board, dtype=np.float64).tobytes() + warp_key(loc.warp)
+        key = fit_key(image_to_board, loc.warp)
         cache = self._head_cache
         if cache is not None and cache[0] == key and cache[1] == id(loc.pose) and cache[2] == (h_img, w_img):
             return cache[3]

@@ -30,7 +30,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.vision.localise.base import Localisation
-from pegwatch.vision.localise.warp import warp_key
 from pegwatch.vision.pixel_stats import square_offsets
 from pegwatch.vision.profile import BoardProfile
 
@@ -104,11 +103,7 @@ class TrayWatch:
         """Flat pixel indices of every patch (points inside the frame × patch) and which points are inside."""
         hgt, wid = int(shape[0]), int(shape[1])
         r = max(1, round(PATCH_MM * px_per_mm))
-        key = (
-            np.asarray(loc.image_to_board, dtype=np.float64).tobytes()
-            + warp_key(loc.warp)
-            + np.array([hgt, wid, r]).tobytes()
-        )
+        key = loc.fit_key + np.array([hgt, wid, r]).tobytes()
         if self._where is not None and self._where[0] == key:
             return self._where[1], self._where[2]
         px = loc.to_image(self.tray.points_mm)

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.rules.errors import BadInput
-from pegwatch.vision.localise.warp import ImageWarp, remap_maps, to_ideal, to_image
+from pegwatch.vision.localise.warp import ImageWarp, fit_key, remap_maps, to_ideal, to_image
 from pegwatch.vision.profile import BoardProfile
 
 RECT_PX_PER_MM = 4.0
@@ -129,6 +129,11 @@ class Localisation:
     def too_blurred(self) -> bool:
         """The board's sharpness is below :data:`MIN_SHARPNESS`."""
         return self.sharpness is not None and self.sharpness < MIN_SHARPNESS
+
+    @property
+    def fit_key(self) -> bytes:
+        """What identifies this fit (see :func:`~pegwatch.vision.localise.warp.fit_key`)."""
+        return fit_key(self.image_to_board, self.warp)
 
     def board_to_image(self) -> NDArray[np.float64] | None:
         """The inverse homography (board mm to image px), or None."""

@@ -37,6 +37,7 @@ from pegwatch.vision.localise.grid import (
     measure_grid,
     quality_from_fit,
 )
+from pegwatch.vision.localise.warp import fit_key
 from pegwatch.vision.pose import BoardPose, PoseError, board_on_plane, estimate_lens, fit_pose
 from pegwatch.vision.profile import BoardProfile
 
@@ -213,7 +214,7 @@ class FixedCornersLocaliser:
         The corners place the camera; the hole pattern's reference says
         where the board lies relative to them (the fit moved onto the holes).
         """
-        key = np.asarray(self.image_to_board, dtype=np.float64).tobytes()
+        key = fit_key(self.image_to_board)
         if self._pose is not None and self._pose[0] == key and self._pose[1] == size:
             return self._pose[2]
         pose: BoardPose | None = None

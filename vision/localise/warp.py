@@ -135,6 +135,14 @@ def warp_key(warp: ImageWarp | None) -> bytes:
     return b"" if warp is None else warp.key()
 
 
+def fit_key(image_to_board: FloatArray | None, warp: ImageWarp | None = None) -> bytes:
+    """What identifies a fit of the board, its homography and its bend (empty for none): the key
+    of everything cached while a fixed camera's fit is kept (sample pixels, heads' places, light)."""
+    if image_to_board is None:
+        return b""
+    return np.asarray(image_to_board, dtype=np.float64).tobytes() + warp_key(warp)
+
+
 def _misfit(img_pts: FloatArray, board_pts: FloatArray) -> tuple[FloatArray, float] | None:
     """The least-squares homography image -> board and its RMS misfit in image px."""
     found, _mask = cv2.findHomography(img_pts, board_pts, 0)
