@@ -121,10 +121,11 @@ class BestEffortLocaliser:
     ) -> tuple[NDArray[np.float64], GridFit]:
         """Settle a fit that may sit one row or one hole off.
 
-        A regular grid also matches itself shifted by a whole pitch, except
-        at its ends: the hypothesis whose end rows find holes too wins. (The
-        secret row is left out here: shifted, it lands on the board's rim,
-        which looks like holes to the ring filter.)
+        A regular grid also matches itself shifted by a whole pitch: the
+        board's edges settle it. A fit moved by a pitch is taken only when
+        its edges lie on lines 1.25 times as strong. Where the board's ends
+        barely show (a board flush with its tray), nothing moves it: such a
+        fit may stay a row off, and best effort is never trusted to accuse.
         """
         p = self.profile
         steps = [np.array(p.row_step_mm)]
