@@ -23,6 +23,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from pegwatch.vision.localise.base import LocalisationError, rectify_board
+
 logger = logging.getLogger(__name__)
 
 #: The picture's scale: enough for the holes' rims and the engraving to give
@@ -46,11 +48,11 @@ SMALLEST_PX_PER_MM = 1.0
 WORK_WIDTH = 1024
 
 
-class LookError(ValueError):
+class LookError(LocalisationError):
     """A stored board picture that cannot be used."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class BoardLook:
     """The board seen top-down at calibration: grey, ``px_per_mm`` pixels to the millimetre."""
 
@@ -61,8 +63,6 @@ class BoardLook:
     @classmethod
     def of(cls, frame: NDArray[np.uint8], image_to_board: NDArray[np.float64], size_mm: Sequence[float]) -> BoardLook:
         """The board of ``frame``, placed by ``image_to_board`` (board mm from frame px)."""
-        from pegwatch.vision.localise.base import rectify_board
-
         ppm = min(LOOK_PX_PER_MM, LOOK_MAX_PX / max(float(size_mm[0]), float(size_mm[1])))
         top = rectify_board(frame, image_to_board, (float(size_mm[0]), float(size_mm[1])), px_per_mm=ppm)
         grey = cv2.cvtColor(top, cv2.COLOR_BGR2GRAY) if top.ndim == 3 else top
@@ -91,10 +91,12 @@ class BoardLook:
         return cls(np.asarray(img, dtype=np.uint8), ppm)
 
     def features(self) -> tuple[Any, NDArray[np.float32] | None]:
+        """The picture's SIFT keypoints and descriptors, found once (a picture is shared by every localiser made
+        from its calibration: whole, the pair is put in place at once)."""
         if not self._features:
-            self._features.extend(cv2.SIFT.create().detectAndCompute(self.image, None))
-        kp, desc = self._features
-        return kp, desc
+            kp, desc = cv2.SIFT.create().detectAndCompute(self.image, None)
+            self._features[:] = [kp, desc]
+        return self._features[0], self._features[1]
 
 
 def find_by_look(frame: NDArray[np.uint8], look: BoardLook, size_mm: Sequence[float]) -> NDArray[np.float64] | None:
