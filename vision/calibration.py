@@ -38,7 +38,7 @@ METHODS = ("markers", "corners", "best-effort")
 #: A calibration's trust: "full", or "low" when a board read with it must never accuse.
 TRUST_LEVELS = ("full", "low")
 #: A calibration file larger than this is refused before it is parsed (one is ~20 KiB, and its
-#: board picture, ``localisation.look``, 30-80 KiB more).
+#: board picture, ``localisation.look``, 30-120 KiB more).
 MAX_CALIBRATION_BYTES = 1 * MIB
 #: Pixel coordinates and image sizes in a calibration are within this.
 _MAX_PX = 100_000
