@@ -14,9 +14,10 @@ caller fits the hole pattern to it and refuses it as it refuses any guess.
 from __future__ import annotations
 
 import base64
+import functools
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import cv2
@@ -58,7 +59,6 @@ class BoardLook:
 
     image: NDArray[np.uint8]
     px_per_mm: float
-    _features: list[Any] = field(default_factory=list, compare=False, repr=False)
 
     @classmethod
     def of(cls, frame: NDArray[np.uint8], image_to_board: NDArray[np.float64], size_mm: Sequence[float]) -> BoardLook:
@@ -90,18 +90,16 @@ class BoardLook:
             raise LookError(f"{where}: not a JPEG picture of a board at 0.1..50 px/mm")
         return cls(np.asarray(img, dtype=np.uint8), ppm)
 
+    @functools.cached_property
     def features(self) -> tuple[Any, NDArray[np.float32] | None]:
-        """The picture's SIFT keypoints and descriptors, found once (a picture is shared by every localiser made
-        from its calibration: whole, the pair is put in place at once)."""
-        if not self._features:
-            kp, desc = cv2.SIFT.create().detectAndCompute(self.image, None)
-            self._features[:] = [kp, desc]
-        return self._features[0], self._features[1]
+        """The picture's SIFT keypoints and descriptors, found once for every localiser made from its calibration."""
+        kp, desc = cv2.SIFT.create().detectAndCompute(self.image, None)
+        return kp, None if desc is None else np.asarray(desc, dtype=np.float32)
 
 
 def find_by_look(frame: NDArray[np.uint8], look: BoardLook, size_mm: Sequence[float]) -> NDArray[np.float64] | None:
     """``image_to_board`` (board mm from frame px) where ``look``'s board lies in ``frame``, or None."""
-    kp_look, d_look = look.features()
+    kp_look, d_look = look.features
     if d_look is None or len(kp_look) < MIN_INLIERS:
         return None
     grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame

@@ -201,9 +201,7 @@ class BestEffortLocaliser:
             if h2 is h or math.isnan(worst) or worst > 1.5 or clear < 0.5:
                 continue
             final = clear * 20 * p.rows / (1.0 + worst) + secret_score(h2, 1.5)
-            # Best effort is never as trustworthy as markers or picked corners.
-            quality = 0.6 * clear / (1.0 + worst)
-            loc = Localisation(True, self.method, h2, None, quality, (), worst, p.size_mm, row_tuple(fit2))
+            loc = self._found(h2, fit2, worst)
             if best is None or final > best[0]:
                 best = (final, loc)
         if best is None:
@@ -226,8 +224,13 @@ class BestEffortLocaliser:
         worst = worst_residual(fit)
         if int(fit.clear_rows.sum()) < 2 or math.isnan(worst) or worst > 1.5:
             return None
+        return self._found(h, fit, worst)
+
+    def _found(self, h: NDArray[np.float64], fit: GridFit, worst: float) -> Localisation:
+        """The board at ``h``, its hole pattern ``fit`` lying ``worst`` mm off at most."""
+        # Best effort is never as trustworthy as markers or picked corners.
         quality = 0.6 * float(np.mean(fit.clear_rows)) / (1.0 + worst)
-        return Localisation(True, self.method, h, None, quality, (), worst, p.size_mm, row_tuple(fit))
+        return Localisation(True, self.method, h, None, quality, (), worst, self.profile.size_mm, row_tuple(fit))
 
 
 def _outline_score(
