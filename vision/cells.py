@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from pegwatch.vision.pixel_stats import median_of
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.tint import TINT_DIRECTION
 
@@ -321,7 +322,7 @@ def fit_light(
         coef[0] = np.median(values, axis=0)
     for _ in range(3):
         resid = np.abs(values - design @ coef).max(axis=1)
-        mad = float(np.median(resid[good])) * 1.4826
+        mad = median_of(resid[good]) * 1.4826
         new_good = candidates & (resid <= max(3.0 * mad, 0.08))
         if new_good.sum() < 4:
             break

@@ -23,14 +23,17 @@ def censored_distances(
     features: FloatArray,
     linear: FloatArray | None,
     clipped: NDArray[np.bool_] | None,
+    *,
+    classes: NDArray[np.bool_] | None = None,
 ) -> FloatArray:
-    """Squared distances (n, k); for clipped holes, the best over the values clipping hides.
+    """Squared distances (n, k), or (n, those) to ``classes`` alone (a mask); for clipped holes,
+    the best over the values clipping hides.
 
     Each clipped channel is tried at every factor of ``CLIP_FACTORS``
     independently (two clipped channels: every pair), since clipping says
     nothing about how the hidden values compare.
     """
-    d2 = model.distances2(features)
+    d2 = model.distances2(features, classes=classes)
     if linear is None or clipped is None:
         return d2
     factors = np.asarray(CLIP_FACTORS, dtype=np.float64)
@@ -52,5 +55,5 @@ def censored_distances(
         n, m = len(idx), len(scale)
         lab = linear_bgr_to_lab(linear[idx][:, None, :] * scale[None, :, :]).reshape(n * m, 3)
         rest = np.repeat(features[idx, 3:], m, axis=0)
-        d2[idx] = model.distances2(np.concatenate([lab, rest], axis=1)).reshape(n, m, -1).min(axis=1)
+        d2[idx] = model.distances2(np.concatenate([lab, rest], axis=1), classes=classes).reshape(n, m, -1).min(axis=1)
     return d2

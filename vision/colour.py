@@ -6,10 +6,9 @@ ring around the hole, and for key holes a dark-area fraction), fitted from
 calibration samples whose truth is known. A sample is accepted as the most
 likely class only when
 
-* it is plausibly drawn from that class: its squared Mahalanobis distance is
-  below the chi-square quantile (one degree of freedom per feature) at
-  ``reject_alpha``, so anything far from every calibrated colour is
-  "unknown"; and
+* it is plausibly drawn from that class: its squared Mahalanobis distance is below the
+  chi-square quantile (one degree of freedom per feature) at ``reject_alpha``, so anything
+  far from every calibrated colour is "unknown"; and
 * that class is clearly more likely than any other: the posterior (equal
   priors) is at least ``min_posterior``, so two close classes never produce
   a guess.
@@ -351,11 +350,12 @@ class ColourModel:
         except ValueError:
             raise ColourModelError(f"colour {name!r} is not calibrated (have {', '.join(self.names)})") from None
 
-    def distances2(self, lab: NDArray[Any]) -> FloatArray:
-        """Squared Mahalanobis distances (n, k) of feature samples (n, d) to each class."""
+    def distances2(self, lab: NDArray[Any], *, classes: NDArray[np.bool_] | None = None) -> FloatArray:
+        """Squared Mahalanobis distances (n, k) of feature samples (n, d) to each class (or (n, those) of a ``classes`` mask)."""
         x = np.asarray(lab, dtype=np.float64).reshape(-1, self.dims)
-        diff = x[None, :, :] - self.means[:, None, :]  # (k, n, d): one batched matmul, not a slow 3-operand einsum
-        inv: FloatArray = self._inv  # type: ignore[attr-defined]
+        keep = slice(None) if classes is None else classes
+        diff = x[None, :, :] - self.means[keep][:, None, :]  # (k, n, d): one batched matmul, not a slow 3-operand einsum
+        inv: FloatArray = self._inv[keep]  # type: ignore[attr-defined]
         return np.asarray(np.einsum("knj,knj->nk", np.matmul(diff, inv), diff), dtype=np.float64)
 
     def classify(self, lab: NDArray[Any], *, allowed: Sequence[bool] | None = None) -> Classification:

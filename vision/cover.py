@@ -40,6 +40,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.vision.cells import PEG_REACH_MM, CellLayout, min_pitch, on_locus
+from pegwatch.vision.pixel_stats import median_of
 from pegwatch.vision.profile import BoardProfile
 
 FloatArray = NDArray[np.float64]
@@ -104,7 +105,7 @@ def cell_flags(
     variation of its pixels' brightness.
     """
     lo, hi = PLASTIC_BRIGHTNESS_RANGE
-    typical = float(np.median(spread[layout.in_light_model])) + 0.01
+    typical = median_of(spread[layout.in_light_model]) + 0.01
     odd = (chroma > PLASTIC_CHROMA_RATIO) | (grey < lo) | (grey > hi) | (spread > PLASTIC_EDGE_SPREAD * typical)
     if layout.step_pairs.shape[1]:
         a, b = layout.step_pairs

@@ -50,7 +50,7 @@ from numpy.typing import NDArray
 from pegwatch.vision.blocks import DiscPixels, class_log_ratios, frame_bound, log_linear
 from pegwatch.vision.colour import ColourModel
 from pegwatch.vision.localise import Localisation
-from pegwatch.vision.pixel_stats import pixels_at
+from pegwatch.vision.pixel_stats import channel_max, channel_min, pixels_at
 from pegwatch.vision.reading import EMPTY, UNKNOWN, HoleReading
 
 FloatArray = NDArray[np.float64]
@@ -106,7 +106,7 @@ def block_scores(
     """Per hole (``centres_mm``, with the plastic's linear BGR light at each), its block's (chroma, whiteness)."""
     idx = _BLOCKS.indices(loc, centres_mm, frame.shape[:2])
     dev = _over_plastic(frame, idx, plastic_linear)
-    hi, lo = dev.max(axis=2), dev.min(axis=2)
+    hi, lo = channel_max(dev), channel_min(dev)
     k = int(BLOCK_QUANTILE * (idx.shape[1] - 1))
     chroma = np.partition(hi - lo, k, axis=1)[:, k].astype(np.float64)
     white = np.partition(lo, k, axis=1)[:, k].astype(np.float64)
@@ -143,7 +143,7 @@ def sheen_scores(
 ) -> FloatArray:
     """Per hole, how far its core's brightest pixels rise over the plastic's light in their brightest channel."""
     idx = _CORES.indices(loc, centres_mm, frame.shape[:2])
-    above = _over_plastic(frame, idx, plastic_linear).max(axis=2)
+    above = channel_max(_over_plastic(frame, idx, plastic_linear))
     k = int(SHEEN_QUANTILE * (idx.shape[1] - 1))
     out: FloatArray = np.partition(above, k, axis=1)[:, k].astype(np.float64)
     return out

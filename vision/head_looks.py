@@ -139,9 +139,15 @@ class HeadPlaces:
 def _distances(disc: ColourModel, linear: FloatArray, lit: NDArray[np.bool_], factor: FloatArray | None) -> FloatArray:
     """Squared distances of discs (normalised linear BGR) to ``disc``'s classes; the ``lit``
     classes' in the pegs' light (``factor``: against the calibration's; None, the same)."""
-    d2: FloatArray = disc.distances2(linear_bgr_to_lab(linear))
-    if factor is not None:
-        d2[:, lit] = disc.distances2(linear_bgr_to_lab(linear * factor))[:, lit]
+    if factor is None:
+        out: FloatArray = disc.distances2(linear_bgr_to_lab(linear))
+        return out
+    # Each class measured once: the lit ones in the pegs' light, the others in the calibration's.
+    d2 = np.empty((len(linear), len(lit)), dtype=np.float64)
+    if not lit.all():
+        d2[:, ~lit] = disc.distances2(linear_bgr_to_lab(linear), classes=~lit)
+    if lit.any():
+        d2[:, lit] = disc.distances2(linear_bgr_to_lab(linear * factor), classes=lit)
     return d2
 
 

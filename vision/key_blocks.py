@@ -47,7 +47,7 @@ from numpy.typing import NDArray
 from pegwatch.vision.blocks import LOG_LINEAR, DiscPixels, class_log_ratios, frame_bound, log_linear
 from pegwatch.vision.colour import ColourModel
 from pegwatch.vision.localise import Localisation
-from pegwatch.vision.pixel_stats import pixels_at
+from pegwatch.vision.pixel_stats import by_channel, channel_order, pixels_at
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import EMPTY
 
@@ -80,10 +80,11 @@ _BLOCKS = DiscPixels(BLOCK_MARGIN_MM, BLOCK_SAMPLES_PER_MM)
 def block_scores(frame: NDArray[np.uint8], loc: Localisation, centres_mm: FloatArray) -> FloatArray:
     """Per key hole (at ``centres_mm``), its block's score (see the module's docstring)."""
     idx = _BLOCKS.indices(loc, centres_mm, frame.shape[:2])
-    px = np.ascontiguousarray(pixels_at(frame, idx).transpose(0, 2, 1))  # (holes, channel, sample)
+    samples = pixels_at(frame, idx)
+    px = by_channel(samples)  # (holes, channel, sample)
     n = px.shape[2]
     # The median and the quantile of sRGB values are those of their linear light.
-    plastic = np.partition(px, n // 2, axis=2)[:, :, n // 2]
+    plastic = channel_order(samples)[:, :, n // 2]
     brighter = (log_linear(px) - LOG_LINEAR[plastic][:, :, None]).max(axis=1)
     k = int(BLOCK_QUANTILE * (n - 1))
     out: FloatArray = np.partition(brighter, k, axis=1)[:, k].astype(np.float64)

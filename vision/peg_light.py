@@ -279,14 +279,18 @@ def peg_distances(
     """Squared distances (n, k): peg classes where the peg's head stands (when sampled there) and
     in the pegs' own light (``gain``: a factor, or one per channel, see :class:`PegLight`),
     empty holes and the shield where the hole lies, as normalised."""
-    d2 = censored_distances(model, features, linear, clipped)
+    lit = bool(np.any(np.asarray(gain) != 1.0))
+    if head is None and not lit:
+        return censored_distances(model, features, linear, clipped)
+    # Each class is measured once: the others where the hole lies, the pegs where they stand.
+    d2 = np.empty((len(features), len(peg_classes)), dtype=np.float64)
+    if not peg_classes.all():
+        d2[:, ~peg_classes] = censored_distances(model, features, linear, clipped, classes=~peg_classes)
     if head is not None:
         features, linear, clipped = head, head_linear, head_clipped
-    lit = bool(np.any(np.asarray(gain) != 1.0))
     if lit and linear is not None:
         features = scale_features(features, linear, gain)
         linear = linear * gain
-    if head is not None or lit:
-        pegs = censored_distances(model, features, linear, clipped)
-        d2[:, peg_classes] = pegs[:, peg_classes]
+    if peg_classes.any():
+        d2[:, peg_classes] = censored_distances(model, features, linear, clipped, classes=peg_classes)
     return d2

@@ -1,4 +1,4 @@
-"""Pixel statistics for the sampler: pixels gathered by index, brightness, sampling patterns, robust medians, clipped channels, local means."""
+"""Pixel statistics for the sampler: pixels gathered by index, brightness, per-channel reductions and order, sampling patterns, robust medians, clipped channels, dark areas, local means."""
 
 from __future__ import annotations
 
@@ -35,6 +35,35 @@ def brightness(px: NDArray[np.uint8]) -> NDArray[np.int16]:
     return out
 
 
+def channel_max(x: NDArray[np.float32]) -> NDArray[np.float32]:
+    """Per pixel of ``x`` (..., 3), its largest channel, taken channel by channel as in :func:`brightness`."""
+    out: NDArray[np.float32] = np.maximum(np.maximum(x[..., 0], x[..., 1]), x[..., 2])
+    return out
+
+
+def channel_min(x: NDArray[np.float32]) -> NDArray[np.float32]:
+    """Per pixel of ``x`` (..., 3), its smallest channel."""
+    out: NDArray[np.float32] = np.minimum(np.minimum(x[..., 0], x[..., 1]), x[..., 2])
+    return out
+
+
+def by_channel(px: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """Pixels ``px`` (holes, samples, 3) laid out as (holes, 3, samples): numpy reduces a last
+    axis about five times faster than a middle one with three channels inside it."""
+    return np.ascontiguousarray(px.transpose(0, 2, 1))
+
+
+def channel_means(px: NDArray[np.uint8]) -> FloatArray:
+    """Per hole of ``px`` (holes, samples, 3), each channel's mean: ``px.mean(axis=1)``'s numbers."""
+    out: FloatArray = by_channel(px).sum(axis=2, dtype=np.uint32) / px.shape[1]
+    return out
+
+
+def median_of(values: FloatArray) -> float:
+    """``np.median`` of finite ``values`` (1-D), by partition: the same number without its overhead."""
+    return float(median_axis1(np.asarray(values)[None, :])[0])
+
+
 def disc_offsets(radius_px: float, inner_px: float = -1.0, step: int = 1) -> tuple[IntArray, IntArray]:
     r = max(radius_px, 1.0)
     n = int(np.ceil(r))
@@ -57,7 +86,7 @@ def clipped_channels(med: FloatArray, px: NDArray[np.uint8]) -> NDArray[np.bool_
     ceiling, or when a good part of the whole disc is (JPEG rings the
     ceiling down a little, and the brightest pixels were not kept).
     """
-    sat = (med >= CLIP_LEVEL) | (np.mean(px >= CLIP_LEVEL, axis=1) >= CLIP_SHARE)
+    sat = (med >= CLIP_LEVEL) | (np.count_nonzero(by_channel(px) >= CLIP_LEVEL, axis=2) / px.shape[1] >= CLIP_SHARE)
     out: NDArray[np.bool_] = sat & (med.min(axis=1) < CLIP_LEVEL - 15)[:, None]
     return out
 
@@ -72,22 +101,54 @@ def local_matrix(beside: Sequence[Sequence[int]], n: int, n_cells: int) -> Float
 
 
 def trimmed_median(px: NDArray[np.uint8], ranks: IntArray) -> FloatArray:
-    """Per-channel median of the pixels in the brightness-rank window."""
-    # Sorted as 64-bit integers: numpy breaks ties between equally bright pixels by the dtype's own algorithm.
-    lum = brightness(px).astype(np.int64)
-    order = np.argsort(lum, axis=1)[:, ranks]
-    kept = np.take_along_axis(px, order[:, :, None], axis=1)
+    """Per-channel median of the pixels in the brightness-rank window ``ranks`` (contiguous).
+
+    Each pixel is sorted by one integer, its brightness above its position in the disc, so
+    equally bright pixels keep their order on every machine (an argsort's ties are its
+    algorithm's) and a plain sort of small integers finds the window: a third of the time
+    of an argsort and its gather, which every read ran four times.
+    """
+    n, k = px.shape[:2]
+    bits = max(int(k - 1).bit_length(), 1)
+    wide = np.dtype(np.int64 if 3 * 255 << bits >= 2**31 else np.int32)
+    key = np.left_shift(brightness(px).astype(wide), bits) | np.arange(k, dtype=wide)
+    key.sort(axis=1)
+    lo, hi = int(ranks[0]), int(ranks[-1]) + 1
+    where = (key[:, lo:hi] & ((1 << bits) - 1)) + (np.arange(n, dtype=wide) * k)[:, None]
+    kept = np.take(px.reshape(-1, 3), where, axis=0)
     return median_axis1(kept)
 
 
 def median_axis1(x: NDArray[Any]) -> FloatArray:
-    """``np.median(x, axis=1)``, by partition: the same numbers without its overhead."""
+    """``np.median(x, axis=1)``: the same numbers without its overhead. Pixels (holes, samples,
+    3) are sorted (:func:`channel_order`); other arrays partitioned."""
     n = x.shape[1]
     k = n // 2
-    if n % 2:
-        return np.asarray(np.partition(x, k, axis=1)[:, k], dtype=np.float64)
-    part = np.partition(x, (k - 1, k), axis=1)
-    return (part[:, k - 1].astype(np.float64) + part[:, k].astype(np.float64)) / 2.0
+    if x.dtype == np.uint8 and x.ndim == 3:
+        ordered = channel_order(x)
+        lo, hi = ordered[:, :, k - 1 + n % 2], ordered[:, :, k]
+    else:
+        part = np.partition(x, k if n % 2 else (k - 1, k), axis=1)
+        lo, hi = part[:, k - 1 + n % 2], part[:, k]
+    return (lo.astype(np.float64) + hi.astype(np.float64)) / 2.0
+
+
+def channel_order(px: NDArray[np.uint8]) -> NDArray[np.int32]:
+    """Each channel of each hole's samples ``px`` (holes, samples, 3) in ascending order, as
+    (holes, 3, samples). Sorted as 32-bit integers: numpy's vectorised sort of those takes
+    a half to a quarter of the time of a partition of the bytes, on every disc of every read."""
+    out = by_channel(px).astype(np.int32)
+    out.sort(axis=2)
+    return out
+
+
+def dark_area(win: NDArray[np.uint8], outer_mask: NDArray[np.bool_], share: float) -> FloatArray:
+    """Per hole: the fraction of its window ``win`` (holes, samples, 3) darker than ``share`` of
+    the plastic round it (the median brightness of its ``outer_mask`` samples)."""
+    lum = brightness(win).astype(np.float32)
+    plastic = median_axis1(lum[:, outer_mask])
+    out: FloatArray = np.mean(lum < share * plastic[:, None], axis=1).astype(np.float64)
+    return out
 
 
 def local_mean(matrix: FloatArray, values: FloatArray, ok: NDArray[np.bool_]) -> FloatArray:

@@ -29,6 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.vision.colour import ColourModel
+from pegwatch.vision.pixel_stats import median_of
 from pegwatch.vision.reading import EMPTY, UNKNOWN, HoleReading
 
 FloatArray = NDArray[np.float64]
@@ -58,7 +59,7 @@ def least_recess(steps: FloatArray, references: BoolArray, calibrated: float) ->
     frame's bare holes' ``steps`` (``references``), or of the ``calibrated`` bare hole's
     step when the frame shows fewer than :data:`MIN_REFERENCES`."""
     ref = steps[references]
-    typical = float(np.median(ref)) if len(ref) >= MIN_REFERENCES else calibrated
+    typical = median_of(ref) if len(ref) >= MIN_REFERENCES else calibrated
     return RECESS_SHARE * max(typical, 0.0)
 
 

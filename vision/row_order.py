@@ -14,6 +14,7 @@ from collections.abc import Collection, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from pegwatch.vision.pixel_stats import median_axis1
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import (
     EMPTY,
@@ -129,7 +130,7 @@ def covered_flat(
     n = len(rows[0].holes)
     steps = np.asarray(hole_steps, dtype=np.float64)[: len(rows) * n]
     bare = np.array([all(h.is_certain and h.colour == EMPTY for h in row.holes) for row in rows], dtype=bool)
-    medians = np.median(steps.reshape(len(rows), n), axis=1)
+    medians = median_axis1(steps.reshape(len(rows), n))
     flat = bare & (medians < least)
     if not flat.any() and not any(row.status == ROW_OCCLUDED for row in rows):
         return out

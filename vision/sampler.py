@@ -27,7 +27,10 @@ from pegwatch.vision.localise.base import Localisation
 from pegwatch.vision.localise.warp import ImageWarp, fit_key, to_image
 from pegwatch.vision.pixel_stats import (
     brightness,
+    channel_means,
+    channel_order,
     clipped_channels,
+    dark_area,
     disc_offsets,
     local_matrix,
     local_mean,
@@ -369,15 +372,6 @@ class BoardSampler:
         idx = self.frame_indices(image_to_board, frame.shape, warp)
         return self._split(pixels_at(frame, idx))
 
-    @staticmethod
-    def _dark_area(win: NDArray[np.uint8], outer_mask: NDArray[np.bool_]) -> FloatArray:
-        """Per hole: the fraction of its window darker than the plastic around it."""
-        lum = brightness(win).astype(np.float32)
-        outer = lum[:, outer_mask]
-        plastic = median_axis1(outer)
-        out: FloatArray = np.mean(lum < DARK_FRACTION * plastic[:, None], axis=1).astype(np.float64)
-        return out
-
     def _split(self, samples: NDArray[np.uint8]) -> tuple[NDArray[np.uint8], ...]:
         parts: list[NDArray[np.uint8]] = []
         start = 0
@@ -397,7 +391,7 @@ class BoardSampler:
         code_px, code_ring, key_px, key_ring, cell_px, key_win = self._split(samples)
         # The median, not the mean: a peg's side or shadow reaching into a
         # corner of a cell must not change what the cell says.
-        cell_med = np.partition(cell_px, self._cell_mid, axis=1)[:, self._cell_mid, :].astype(np.float64)
+        cell_med = channel_order(cell_px)[:, :, self._cell_mid].astype(np.float64)
         cell_lin = np.maximum(srgb_to_linear(cell_med), 1e-4)
 
         # Robust log-linear light model of the plastic (never the shield's area).
@@ -441,8 +435,8 @@ class BoardSampler:
 
         # Per-row signature for motion detection: mean sRGB of each hole disc
         # (glare included: a moving hand changes it all).
-        code_mean = code_px[: self.n_code].mean(axis=1).reshape(self.profile.rows, -1)
-        key_mean = key_px.mean(axis=1).reshape(self.profile.rows, -1)
+        code_mean = channel_means(code_px[: self.n_code]).reshape(self.profile.rows, -1)
+        key_mean = channel_means(key_px).reshape(self.profile.rows, -1)
         signatures = np.concatenate([code_mean, key_mean], axis=1)
         h = heads if heads is not None else (None,) * 6
         return Features(
@@ -471,7 +465,7 @@ class BoardSampler:
         key_lin = srgb_to_linear(key_med) / key_gain
         code_ring_lab = linear_bgr_to_lab(srgb_to_linear(median_axis1(code_ring)) / code_gain)
         key_ring_lab = linear_bgr_to_lab(srgb_to_linear(median_axis1(key_ring)) / key_gain)
-        dark = self._dark_area(key_win, self._key_window_outer)[:, None]
+        dark = dark_area(key_win, self._key_window_outer, DARK_FRACTION)[:, None]
         return (
             np.concatenate([linear_bgr_to_lab(code_lin), code_ring_lab], axis=1),
             np.concatenate([linear_bgr_to_lab(key_lin), key_ring_lab, dark], axis=1),

@@ -30,7 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.vision.localise.base import Localisation
-from pegwatch.vision.pixel_stats import square_offsets
+from pegwatch.vision.pixel_stats import channel_means, median_axis1, median_of, square_offsets
 from pegwatch.vision.profile import BoardProfile
 
 FloatArray = NDArray[np.float64]
@@ -128,10 +128,10 @@ class TrayWatch:
         if int(inside.sum()) < MIN_POINTS:
             return set()
         hgt, wid = frame.shape[:2]
-        colour = np.take(frame.reshape(hgt * wid, -1), flat, axis=0).mean(axis=1, dtype=np.float64)  # take: see pixels_at
+        colour = channel_means(np.take(frame.reshape(hgt * wid, -1), flat, axis=0))  # take: see pixels_at
         level = colour.mean(axis=1)
         # The tray's own colour: its brighter half (a sleeve or a shadow only darkens it).
-        ref = np.median(colour[level >= np.median(level)], axis=0)
+        ref = median_axis1(colour[level >= median_of(level)].T)
         if not np.all(ref > 0):
             return set()
         ratio = colour / ref

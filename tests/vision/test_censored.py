@@ -45,3 +45,18 @@ def test_each_clipped_hole_takes_its_best_over_the_values_clipping_hides_whateve
     plain = model.distances2(features)
     assert np.array_equal(got[~clipped.any(axis=1)], plain[~clipped.any(axis=1)])
     assert (got <= plain).all() and (got[clipped.any(axis=1)] < plain[clipped.any(axis=1)]).any()
+
+
+def test_the_distances_to_some_classes_are_those_columns_of_the_distances_to_all():
+    model = _model()
+    rng = np.random.default_rng(8)
+    linear = rng.uniform(0.05, 0.9, (9, 3))
+    clipped = rng.random((9, 3)) < 0.3
+    features = np.column_stack([linear_bgr_to_lab(linear), rng.uniform(0, 2, 9)])
+    every = censored_distances(model, features, linear, clipped)
+    for classes in ([True, False, True], [False, True, False], [True, True, True]):
+        mask = np.array(classes)
+        some = censored_distances(model, features, linear, clipped, classes=mask)
+        assert some.shape == (9, int(mask.sum()))
+        assert np.allclose(some, every[:, mask], rtol=1e-12, atol=0.0)
+        assert np.allclose(model.distances2(features, classes=mask), model.distances2(features)[:, mask], rtol=1e-12, atol=0.0)

@@ -2,12 +2,14 @@
 
 import numpy as np
 
+from pegwatch.vision.censored import censored_distances
 from pegwatch.vision.colour import lab_to_linear_bgr
 from pegwatch.vision.peg_light import (
     MIN_PEG_HOLES,
     PEG_TINTS,
     fit_gain,
     fit_peg_light,
+    peg_distances,
     scale_features,
     tint_factor,
 )
@@ -84,3 +86,21 @@ def test_a_tint_every_peg_shows_is_found_and_a_few_pegs_make_none(invicta_table,
     some[few] = warm[few]
     some_lin[few] = warm_lin[few]
     assert fit_peg_light(model, some, some_lin, use=use, peg_classes=peg_classes)[1] == 0.0
+
+
+def test_pegs_are_measured_where_their_heads_stand_in_their_light_and_the_rest_where_the_hole_lies(invicta_table, invicta_cal):
+    reader, f, peg_classes, _ = _calibration_features(invicta_table, invicta_cal)
+    model = reader.code_model
+    lin = lab_to_linear_bgr(f.code[:, 0:3])
+    clipped = np.zeros(lin.shape, dtype=bool)
+    clipped[::7, 2] = True
+    # The heads' places: the holes' own samples a little brighter, as a lean would show them.
+    head, head_lin = scale_features(f.code, lin, 1.1), lin * 1.1
+    gain = np.array([1.2, 1.0, 0.9])
+    got = peg_distances(model, peg_classes, gain, f.code, lin, clipped, head, head_lin, clipped)
+    at_hole = censored_distances(model, f.code, lin, clipped)
+    at_head = censored_distances(model, scale_features(head, head_lin, gain), head_lin * gain, clipped)
+    assert np.allclose(got[:, ~peg_classes], at_hole[:, ~peg_classes], rtol=1e-12, atol=0.0)
+    assert np.allclose(got[:, peg_classes], at_head[:, peg_classes], rtol=1e-12, atol=0.0)
+    # No head and no light of their own: every class where the hole lies.
+    assert np.allclose(peg_distances(model, peg_classes, 1.0, f.code, lin, clipped, None, None, None), at_hole, rtol=1e-12, atol=0.0)
