@@ -103,10 +103,10 @@ def local_matrix(beside: Sequence[Sequence[int]], n: int, n_cells: int) -> Float
 def trimmed_median(px: NDArray[np.uint8], ranks: IntArray) -> FloatArray:
     """Per-channel median of the pixels in the brightness-rank window ``ranks`` (contiguous).
 
-    Each pixel is sorted by one integer, its brightness above its position in the disc, so
-    equally bright pixels keep their order on every machine (an argsort's ties are its
-    algorithm's) and a plain sort of small integers finds the window: a third of the time
-    of an argsort and its gather, which every read ran four times.
+    Each pixel is sorted by one integer: its brightness in the high bits, its place in the
+    disc in the low ones. Equally bright pixels so keep their order on every machine (an
+    argsort's ties are its algorithm's), and a plain sort of small integers finds the window
+    in a third of the time of an argsort and its gather (four times a read).
     """
     n, k = px.shape[:2]
     bits = max(int(k - 1).bit_length(), 1)

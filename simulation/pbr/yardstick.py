@@ -107,6 +107,8 @@ class PbrTally:
         self.c: Counter[str] = Counter()
         self.confusion: Counter[tuple[str, str]] = Counter()
         self.false_boards: list[str] = []
+        #: Per board found, in the order read: (a hand in the picture, rows, rows under a hand, holes, holes uncertain).
+        self.boards: list[tuple[bool, int, int, int, int]] = []
 
     def add(self, profile: BoardProfile, board: PbrBoard, reading: BoardReading, *, name: str = "") -> None:
         """Score ``reading`` of ``board``."""
@@ -134,6 +136,7 @@ class PbrTally:
         # boards with no hand at all are counted apart.
         no_hand = not meta["hands"]
         c["boards_no_hand"] += no_hand
+        before = (c["rows"], c["rows_truly_covered"], c["holes"], c["holes_uncertain"])
         for t_row, r_row in zip(truth.rows, reading.rows, strict=True):
             c["rows"] += 1
             under = t_row.row in covered
@@ -153,6 +156,10 @@ class PbrTally:
                 self._hole(
                     t.colour, h.colour, band, bool(meta["secret_covered"]), full=reading.trust == TRUST_FULL, no_hand=no_hand
                 )
+        n_rows, n_under, n_holes, n_uncertain = (
+            c[k] - b for k, b in zip(("rows", "rows_truly_covered", "holes", "holes_uncertain"), before, strict=True)
+        )
+        self.boards.append((not no_hand, n_rows, n_under, n_holes, n_uncertain))
         self._judge(profile, board, truth, reading, name)
 
     def _hole(self, truth: str, read: str, band: str, under_hand: bool, *, full: bool, no_hand: bool = False) -> None:
@@ -226,9 +233,26 @@ def _rate(n: int, d: int, digits: int = 6) -> float:
     return round(n / d, digits) if d else 0.0
 
 
+def hands_capped(boards: Sequence[tuple[bool, int, int, int, int]], share: float = 0.05) -> tuple[float, int, float]:
+    """The holes uncertain on a set whose hands cover at most ``share`` of its rows (the issue's
+    condition for its uncertainty bar): every board with no hand, and the boards with a hand in
+    the order read up to the first that would pass the share (a prefix, so that no board is
+    chosen for how little its hand covers). (rate, boards, share of rows under a hand)."""
+    chosen = [b for b in boards if not b[0]]
+    rows, under = sum(b[1] for b in chosen), sum(b[2] for b in chosen)
+    for b in (b for b in boards if b[0]):
+        if under + b[2] > share * (rows + b[1]):
+            break
+        chosen.append(b)
+        rows, under = rows + b[1], under + b[2]
+    holes, uncertain = sum(b[3] for b in chosen), sum(b[4] for b in chosen)
+    return _rate(uncertain, holes, 4), len(chosen), _rate(under, rows, 4)
+
+
 def summary(t: PbrTally, steady_ms: Sequence[float], first_ms: Sequence[float]) -> dict[str, Any]:
     """The figures, keyed as in issue 14's table where the figure exists."""
     c = t.c
+    capped = hands_capped(t.boards)
     out: dict[str, Any] = {
         "boards": c["boards"],
         "rows": c["rows"],
@@ -248,6 +272,9 @@ def summary(t: PbrTally, steady_ms: Sequence[float], first_ms: Sequence[float]) 
         "hole_uncertain_rate_uncovered": _rate(c["holes_uncertain_uncovered"], c["holes"], 4),
         "hole_uncertain_rate_no_hand": _rate(c["holes_uncertain_no_hand"], c["holes_no_hand"], 4),
         "boards_no_hand": c["boards_no_hand"],
+        "hole_uncertain_rate_hands_5pct": capped[0],
+        "boards_hands_5pct": capped[1],
+        "rows_under_hand_rate_hands_5pct": capped[2],
         "hole_errors": c["hole_errors"],
         "hole_error_rate": _rate(c["hole_errors"], c["holes_confident"]),
         "key_error_rate": _rate(c["key_errors"], c["key_rows_certain"]),

@@ -116,6 +116,7 @@ def test_benchmark_on_the_cached_pbr_set_ends_with_the_issue_keys():
         "mismarks_caught",
         "mismarks_unjudged",
         "hole_uncertain_rate",
+        "hole_uncertain_rate_hands_5pct",
         "rows_covered_needlessly",
         "board_not_found_rate",
         "read_ms_median",

@@ -33,6 +33,7 @@ from pegwatch.simulation.pbr.yardstick import (
     NOT_MARKED,
     UNSURE,
     PbrTally,
+    hands_capped,
     judge_row,
     summary,
 )
@@ -100,6 +101,19 @@ def test_no_correct_row_is_accused(table, cases):
     s = summary(tally, [], [])
     assert free and s["boards_no_hand"] == free
     assert s["hole_uncertain_rate_no_hand"] == round(uncertain / holes, 4)
+
+
+def test_the_uncertainty_bar_s_set_takes_hand_boards_in_order_until_hands_would_cover_more_than_a_twentieth_of_rows():
+    # (a hand in the picture, rows, rows under a hand, holes, holes uncertain)
+    free = [(False, 12, 0, 100, 2)] * 9  # 108 rows
+    hands = [(True, 12, 3, 100, 30), (True, 12, 1, 100, 20), (True, 12, 4, 100, 40), (True, 12, 0, 100, 10)]
+    rate, boards, share = hands_capped([hands[0], *free[:5], hands[1], *free[5:], hands[2], hands[3]])
+    # 3 + 1 rows under a hand of 132 pass; the third hand (8 of 144) would not, and nothing after it is taken,
+    # not even the fourth, whose hand covers no row: no board is chosen for how little its hand covers.
+    assert (boards, share) == (11, round(4 / 132, 4))
+    assert rate == round((9 * 2 + 30 + 20) / 1100, 4)
+    assert hands_capped(free) == (0.02, 9, 0.0)
+    assert hands_capped([]) == (0.0, 0, 0.0)
 
 
 def test_the_truth_is_what_the_seed_gives(cases):
