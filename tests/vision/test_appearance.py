@@ -102,3 +102,26 @@ def test_a_broken_look_is_one_clear_line_naming_it(invicta_cal, look, says):
     record["localisation"]["look"] = look
     with pytest.raises(CalibrationError, match=rf"table\.json: localisation\.look: .*{says}"):
         Calibration.from_dict(record, where="table.json")
+
+
+def test_a_fixed_camera_keeps_the_board_found_while_its_corners_look_as_they_did(invicta, contents, look, monkeypatch):
+    shot = render(invicta, contents, Conditions.easy().with_(markers=False, yaw_deg=-20.0, offset_px=(420.0, 0.0)), seed=8)
+    localiser = BestEffortLocaliser(invicta, look=look)
+    searches = []
+    search = localiser._search
+    monkeypatch.setattr(localiser, "_search", lambda frame: searches.append(1) or search(frame))
+    first = localiser.locate(shot.image, at_ns=0)
+    assert first.ok and len(searches) == 1
+    # The next frame, and one with a hand over the middle of the board: the board has not moved.
+    assert localiser.locate(shot.image.copy(), at_ns=33_000_000) is first
+    hand = shot.image.copy()
+    c = shot.project(np.array([[invicta.size_mm[0] / 2, invicta.size_mm[1] / 2]]))[0].astype(int)
+    cv2.circle(hand, (int(c[0]), int(c[1])), 60, (90, 120, 170), -1)
+    assert localiser.locate(hand, at_ns=66_000_000) is first and len(searches) == 1
+    # Looked for again: a second of frame time on, a stamp before the fit's, and a board moved.
+    assert localiser.locate(shot.image, at_ns=1_100_000_000).ok and len(searches) == 2
+    assert localiser.locate(shot.image, at_ns=500_000_000).ok and len(searches) == 3
+    moved = render(invicta, contents, Conditions.easy().with_(markers=False, yaw_deg=-20.0, offset_px=(400.0, 30.0)), seed=8)
+    again = localiser.locate(moved.image, at_ns=533_000_000)
+    assert len(searches) == 4 and again.ok and again is not first
+    assert _hole_error_mm(invicta, moved, again.image_to_board) < 1.0

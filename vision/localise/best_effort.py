@@ -7,6 +7,7 @@ features place it first; the largest board-shaped blob otherwise.
 from __future__ import annotations
 
 import math
+import time
 
 import cv2
 import numpy as np
@@ -30,7 +31,15 @@ from pegwatch.vision.localise.grid import (
     row_tuple,
     worst_residual,
 )
+from pegwatch.vision.localise.still import StillWindows, Window
 from pegwatch.vision.profile import BoardProfile
+
+#: A fixed camera's board stays where it was found while the frame round
+#: its corners looks as it did (a search costs a few hundred ms a frame); it
+#: is looked for again after this much frame time all the same.
+RECHECK_S = 1.0
+#: Half the side of the window watched round each of the board's corners.
+CORNER_WINDOW_MM = 6.0
 
 
 class BestEffortLocaliser:
@@ -54,6 +63,8 @@ class BestEffortLocaliser:
         self.profile = profile
         self.work_width = work_width
         self.look = look
+        self._kept: tuple[Localisation, int] | None = None
+        self._still = StillWindows()
 
     def _candidates(self, frame: NDArray[np.uint8]) -> list[tuple[float, NDArray[np.float64]]]:
         w0 = frame.shape[1]
@@ -161,8 +172,42 @@ class BestEffortLocaliser:
         return [np.roll(q, -i, axis=0) for i in starts[:2]]
 
     def locate(self, frame: NDArray[np.uint8], *, at_ns: int | None = None) -> Localisation:
-        """Find the board; not ok with "no board found" when nothing board-like is seen."""
+        """Find the board; not ok with "no board found" when nothing board-like is seen.
+
+        ``at_ns`` is the frame's monotonic stamp (None: now). A board found is
+        kept while the windows round its corners look as they did, for at most
+        :data:`RECHECK_S` of frame time (a stamp before the fit's starts afresh).
+        """
         check_frame(frame)
+        now = time.monotonic_ns() if at_ns is None else at_ns
+        kept = self._kept
+        if kept is not None and 0 <= now - kept[1] < RECHECK_S * 1e9 and self._still.unchanged(frame):
+            return kept[0]
+        self._kept = None
+        self._still.forget()
+        loc = self._search(frame)
+        if loc.ok:
+            self._kept = (loc, now)
+            self._still.take(frame, self._corner_windows(loc, frame.shape))
+        return loc
+
+    def _corner_windows(self, loc: Localisation, shape: tuple[int, ...]) -> dict[int, Window]:
+        """The windows round the board's corners in the frame (those inside it): the board's edges
+        against the table, which any move of the board or the camera changes."""
+        w, h = self.profile.size_mm
+        d = CORNER_WINDOW_MM
+        corners = np.array([[0.0, 0.0], [w, 0.0], [w, h], [0.0, h]])
+        centres = loc.to_image(corners)
+        half = np.linalg.norm(loc.to_image(corners + np.array([d, 0.0])) - centres, axis=1)
+        hgt, wid = int(shape[0]), int(shape[1])
+        out: dict[int, Window] = {}
+        for i, ((x, y), r) in enumerate(zip(centres, np.maximum(half, 8.0), strict=True)):
+            x0, y0, x1, y1 = int(x - r), int(y - r), int(x + r) + 1, int(y + r) + 1
+            if x0 >= 0 and y0 >= 0 and x1 <= wid and y1 <= hgt:
+                out[i] = (x0, y0, x1, y1)
+        return out
+
+    def _search(self, frame: NDArray[np.uint8]) -> Localisation:
         p = self.profile
         by_look = None if self.look is None else self._by_look(frame, self.look)
         if by_look is not None:
