@@ -100,6 +100,10 @@ def _secret_read(reading: BoardReading) -> tuple[str, ...] | None:
     return tuple(h.colour for h in reading.secret)
 
 
+#: The counts kept per board as well (for :func:`hands_capped`), in :attr:`PbrTally.boards`' order.
+_PER_BOARD = ("rows", "rows_truly_covered", "holes", "holes_uncertain")
+
+
 class PbrTally:
     """Counts over a set of rendered boards read by one reader."""
 
@@ -136,7 +140,7 @@ class PbrTally:
         # boards with no hand at all are counted apart.
         no_hand = not meta["hands"]
         c["boards_no_hand"] += no_hand
-        before = (c["rows"], c["rows_truly_covered"], c["holes"], c["holes_uncertain"])
+        before = [c[k] for k in _PER_BOARD]
         for t_row, r_row in zip(truth.rows, reading.rows, strict=True):
             c["rows"] += 1
             under = t_row.row in covered
@@ -156,9 +160,7 @@ class PbrTally:
                 self._hole(
                     t.colour, h.colour, band, bool(meta["secret_covered"]), full=reading.trust == TRUST_FULL, no_hand=no_hand
                 )
-        n_rows, n_under, n_holes, n_uncertain = (
-            c[k] - b for k, b in zip(("rows", "rows_truly_covered", "holes", "holes_uncertain"), before, strict=True)
-        )
+        n_rows, n_under, n_holes, n_uncertain = (c[k] - b for k, b in zip(_PER_BOARD, before, strict=True))
         self.boards.append((not no_hand, n_rows, n_under, n_holes, n_uncertain))
         self._judge(profile, board, truth, reading, name)
 

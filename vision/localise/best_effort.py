@@ -31,7 +31,7 @@ from pegwatch.vision.localise.grid import (
     row_tuple,
     worst_residual,
 )
-from pegwatch.vision.localise.still import StillWindows, Window
+from pegwatch.vision.localise.still import StillWindows, Window, within
 from pegwatch.vision.profile import BoardProfile
 
 #: A fixed camera's board stays where it was found while the frame round
@@ -181,7 +181,7 @@ class BestEffortLocaliser:
         check_frame(frame)
         now = time.monotonic_ns() if at_ns is None else at_ns
         kept = self._kept
-        if kept is not None and 0 <= now - kept[1] < RECHECK_S * 1e9 and self._still.unchanged(frame):
+        if kept is not None and within(kept[1], now, RECHECK_S) and self._still.unchanged(frame):
             return kept[0]
         self._kept = None
         self._still.forget()

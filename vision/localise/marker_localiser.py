@@ -43,7 +43,7 @@ from pegwatch.vision.localise.outline import (
     unpinned_edge,
 )
 from pegwatch.vision.localise.plumb import bend_to_markers_and_edges, frame_bend
-from pegwatch.vision.localise.still import StillWindows, marker_windows
+from pegwatch.vision.localise.still import StillWindows, marker_windows, within
 from pegwatch.vision.localise.warp import ImageWarp, LensWarp, RadialWarp, to_ideal, to_image
 from pegwatch.vision.markers import (
     DetectedMarker,
@@ -179,9 +179,8 @@ class MarkerLocaliser:
         return []
 
     def _recent(self, then: int | None, now: int) -> bool:
-        """Is frame time ``now`` within ``recheck_s`` after ``then``? A stamp before
-        ``then`` starts another run of frames (a recording read again): not recent."""
-        return then is not None and 0 <= now - then < self.recheck_s * 1e9
+        """Is frame time ``now`` within ``recheck_s`` after ``then`` (:func:`.still.within`)?"""
+        return then is not None and within(then, now, self.recheck_s)
 
     def _keeps(self, gray: NDArray[np.uint8], found: list[DetectedMarker], now: int) -> bool:
         """Would the kept fit stand on ``found`` (two or more markers where they were, within

@@ -34,6 +34,12 @@ MIN_CHANGE_LEVELS = 24
 MAX_CHANGED_FRACTION = 0.002
 
 
+def within(then_ns: int, now_ns: int, seconds: float) -> bool:
+    """Is frame time ``now_ns`` within ``seconds`` after ``then_ns``? A stamp before ``then_ns``
+    starts another run of frames (a recording read again): not within."""
+    return 0 <= now_ns - then_ns < seconds * 1e9
+
+
 def marker_windows(found: Sequence[DetectedMarker], shape: tuple[int, int], detect_scale: float) -> dict[int, Window]:
     """Per marker of ``found``, the window (x0, y0, x1, y1) of a frame of ``shape`` to look for it in next."""
     hgt, wid = shape
