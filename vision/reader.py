@@ -47,6 +47,7 @@ from pegwatch.vision.key_count import count_keys
 from pegwatch.vision.localise import Localisation, Localiser
 from pegwatch.vision.localise.outline import placement_unconfirmed
 from pegwatch.vision.peg_light import PegLight, diffuse_classes, fit_board_light, peg_distances
+from pegwatch.vision.pixel_stats import split_groups
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reading import (
     EMPTY,
@@ -67,6 +68,7 @@ from pegwatch.vision.reading import (
 from pegwatch.vision.recess import RecessTest, doubt_flat
 from pegwatch.vision.sampler import BoardSampler, Features, FloatArray
 from pegwatch.vision.secret import SecretView, see_secret
+from pegwatch.vision.still_board import StillBoard
 from pegwatch.vision.tint import widened
 from pegwatch.vision.tray import TrayWatch
 from pegwatch.vision.trust import board_facts
@@ -87,10 +89,14 @@ class BoardReader:
     """Reads boards of one profile with one table's calibration.
 
     ``read(frame)`` never raises on a bad frame: an unreadable board comes
-    back with ``problem`` set and every row "unknown".
+    back with ``problem`` set and every row "unknown". With ``keep_still``
+    (the default), a frame of a fixed camera that shows what the last frame
+    read in full showed is given that reading (see
+    :mod:`~pegwatch.vision.still_board`); ``last_read_kept`` says whether
+    the last read was.
     """
 
-    def __init__(self, profile: BoardProfile, calibration: Calibration) -> None:
+    def __init__(self, profile: BoardProfile, calibration: Calibration, *, keep_still: bool = True) -> None:
         if calibration.profile != profile.name:
             raise CalibrationError(
                 f"calibration is for board {calibration.profile!r}, not {profile.name!r}"
@@ -98,6 +104,9 @@ class BoardReader:
         self.profile = profile
         self.calibration = calibration
         self.sampler = BoardSampler(profile, calibration.px_per_mm)
+        self.keep_still = keep_still
+        self.last_read_kept = False
+        self._still = StillBoard()
         self._localiser: Localiser | None = None
         self.code_model: ColourModel = calibration.code_model
         self.key_model: ColourModel = calibration.key_model
@@ -163,24 +172,51 @@ class BoardReader:
         """
         stamp = time.monotonic_ns() if at_ns is None else at_ns
         self.last_localisation = None
+        self.last_read_kept = False
         if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
             what = f"{getattr(frame, 'shape', type(frame).__name__)} {getattr(frame, 'dtype', '')}".strip()
-            return self.unreadable(f"not an 8-bit BGR frame ({what})", stamp)
+            return self._unread(f"not an 8-bit BGR frame ({what})", stamp)
         try:
             loc = self.localiser.locate(frame, at_ns=stamp)
         except PegwatchError as exc:
-            return self.unreadable(str(exc), stamp)
+            return self._unread(str(exc), stamp)
         self.last_localisation = loc
         if not loc.ok or loc.image_to_board is None:
-            return self.unreadable(loc.problem or "no board found", stamp)
+            return self._unread(loc.problem or "no board found", stamp)
         # Peg heads are sampled where they stand only when the calibration
         # learned the pegs' colours there too (Calibration.heads_sampled):
         # a model fitted at the holes' places must be read at the same places.
-        f = self.sampler.features_from_frame(
-            frame, loc.image_to_board, self.calibration.plastic_linear,
-            localisation=loc if self._heads else None, covers=False, warp=loc.warp,
-        )
-        return self._classify(f, stamp, loc, frame)
+        samples, head = self.sampler.gather(frame, loc.image_to_board, localisation=loc if self._heads else None, warp=loc.warp)
+        seen = self._still_samples(frame, loc, samples, head)
+        # The fit, the frame's size and what the reading says of the fit (how the board was found, why trust is low).
+        facts = board_facts(self.profile, self.calibration, loc)
+        key = loc.fit_key + np.asarray(frame.shape, dtype=np.int64).tobytes() + repr((facts[0], facts[3])).encode()
+        kept = self._still.reading(key, stamp, seen) if self.keep_still else None
+        if kept is not None:
+            self.last_read_kept = True
+            return kept
+        f = self.sampler.measure(samples, self.calibration.plastic_linear, head, covers=False)
+        reading = self._classify(f, stamp, loc, frame)
+        self._still.keep(key, stamp, seen, reading)
+        return reading
+
+    def _unread(self, problem: str, at_ns: int) -> BoardReading:
+        self._still.forget()  # nothing read: the next board is read in full
+        return self.unreadable(problem, at_ns)
+
+    def _still_samples(
+        self, frame: NDArray[np.uint8], loc: Localisation, samples: NDArray[np.uint8], head: NDArray[np.uint8] | None
+    ) -> list[NDArray[np.uint8]]:
+        """Everything a reading rests on, in groups (see :mod:`~pegwatch.vision.still_board`): the
+        samples of every hole, cell and key window, those where peg heads stand, the tray's patches."""
+        main, heads = self.sampler.group_shapes
+        out = list(split_groups(samples, main))
+        if head is not None:
+            out += split_groups(head, heads)
+        tray = None if loc.px_per_mm is None else self._tray.patches(frame, loc, loc.px_per_mm)
+        if tray is not None:
+            out.append(tray[0])
+        return out
 
     def unreadable(self, problem: str, at_ns: int) -> BoardReading:
         """A reading that says the board could not be read, and why."""

@@ -36,6 +36,7 @@ from pegwatch.vision.pixel_stats import (
     local_mean,
     median_axis1,
     pixels_at,
+    split_groups,
     square_offsets,
     trimmed_median,
 )
@@ -212,6 +213,7 @@ class BoardSampler:
             self.key_window,
         )
         self._shapes = tuple((len(g.cx), len(g.dx)) for g in groups)
+        self._head_shapes = tuple(self._shapes[i] for i in (0, 1, 2, 3, 5))
         pts = [
             np.stack(
                 [
@@ -307,7 +309,7 @@ class BoardSampler:
         """
         if rect.shape[:2] != (self.height, self.width):
             raise BadInput(f"rectified image is {rect.shape[:2]}, expected {(self.height, self.width)}")
-        return self._measure(pixels_at(rect, self._rect_idx), plastic_ref)
+        return self.measure(pixels_at(rect, self._rect_idx), plastic_ref)
 
     def features_from_frame(
         self,
@@ -332,9 +334,24 @@ class BoardSampler:
         ``warp``: the lens's bend, when ``image_to_board`` maps ideal pixels
         (:attr:`Localisation.warp`).
         """
+        samples, head = self.gather(frame, image_to_board, localisation=localisation, warp=warp)
+        return self.measure(samples, plastic_ref, head, covers=covers)
+
+    def gather(
+        self, frame: NDArray[np.uint8], image_to_board: NDArray[np.float64], *,
+        localisation: Localisation | None = None, warp: ImageWarp | None = None,
+    ) -> tuple[NDArray[np.uint8], NDArray[np.uint8] | None]:
+        """Every sample :meth:`measure` takes from a frame (see :meth:`features_from_frame`), flat:
+        the groups of :attr:`group_shapes`, and those lifted to the peg heads (None: none)."""
         idx = self.frame_indices(image_to_board, frame.shape, warp)
         head_idx = self.head_indices(localisation, image_to_board, frame.shape)
-        return self._measure(pixels_at(frame, idx), plastic_ref, None if head_idx is None else pixels_at(frame, head_idx), covers=covers)
+        return pixels_at(frame, idx), None if head_idx is None else pixels_at(frame, head_idx)
+
+    @property
+    def group_shapes(self) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
+        """(groups, samples) of each kind in :meth:`gather`'s samples (code discs, code rings, key
+        discs, key rings, cells, key windows), and in its heads' (the same without the cells)."""
+        return self._shapes, self._head_shapes
 
     def head_indices(
         self, loc: Localisation | None, image_to_board: NDArray[np.float64], shape: tuple[int, ...]
@@ -370,17 +387,9 @@ class BoardSampler:
         Each is (n, K, 3) BGR; code holes row by row then the secret.
         """
         idx = self.frame_indices(image_to_board, frame.shape, warp)
-        return self._split(pixels_at(frame, idx))
+        return split_groups(pixels_at(frame, idx), self._shapes)
 
-    def _split(self, samples: NDArray[np.uint8]) -> tuple[NDArray[np.uint8], ...]:
-        parts: list[NDArray[np.uint8]] = []
-        start = 0
-        for n, k in self._shapes:
-            parts.append(samples[start : start + n * k].reshape(n, k, 3))
-            start += n * k
-        return tuple(parts)
-
-    def _measure(
+    def measure(
         self,
         samples: NDArray[np.uint8],
         plastic_ref: Sequence[float] | None,
@@ -388,7 +397,8 @@ class BoardSampler:
         *,
         covers: bool = True,
     ) -> Features:
-        code_px, code_ring, key_px, key_ring, cell_px, key_win = self._split(samples)
+        """Measure the samples :meth:`gather` took (or those of a rectified image)."""
+        code_px, code_ring, key_px, key_ring, cell_px, key_win = split_groups(samples, self._shapes)
         # The median, not the mean: a peg's side or shadow reaching into a
         # corner of a cell must not change what the cell says.
         cell_med = channel_order(cell_px)[:, :, self._cell_mid].astype(np.float64)
@@ -424,11 +434,7 @@ class BoardSampler:
         plane = self._hole_features(code_px, code_ring, key_px, key_ring, key_win, code_light / ref, key_light / ref)
         heads = None
         if head is not None:
-            start = 0
-            groups: list[NDArray[np.uint8]] = []
-            for n, k in (self._shapes[0], self._shapes[1], self._shapes[2], self._shapes[3], self._shapes[5]):
-                groups.append(head[start : start + n * k].reshape(n, k, 3))
-                start += n * k
+            groups = split_groups(head, self._head_shapes)
             heads = self._hole_features(
                 groups[0], groups[1], groups[2], groups[3], groups[4], code_light / ref, key_light / ref
             )

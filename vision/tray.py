@@ -114,6 +114,20 @@ class TrayWatch:
         self._where = (key, flat, inside)
         return flat, inside
 
+    def patches(
+        self, frame: NDArray[np.uint8], loc: Localisation, px_per_mm: float
+    ) -> tuple[NDArray[np.uint8], NDArray[np.bool_]] | None:
+        """The pixels of every patch inside the frame (patches, pixels, channels), and which tray
+        points those are; None where the tray says nothing (a board not found by its markers)."""
+        if loc.method != "markers" or loc.image_to_board is None or len(self.tray.points_mm) < MIN_POINTS:
+            # Only a board found by its markers is known to lie on their tray.
+            return None
+        flat, inside = self._pixels(loc, frame.shape, px_per_mm)
+        if int(inside.sum()) < MIN_POINTS:
+            return None
+        hgt, wid = frame.shape[:2]
+        return np.take(frame.reshape(hgt * wid, -1), flat, axis=0), inside  # take: see pixels_at
+
     def rows_beside_dark(self, frame: NDArray[np.uint8], loc: Localisation, px_per_mm: float) -> set[int]:
         """The guess rows (0-based) a sleeve lying across the board may be
         over: from the first to the last row beside which the tray is dark,
@@ -121,14 +135,11 @@ class TrayWatch:
         its shadow, says nothing of the rows it stops short of).
         ``frame``: the camera's picture (BGR or grey)."""
         tray = self.tray
-        if loc.method != "markers" or loc.image_to_board is None or len(tray.points_mm) < MIN_POINTS:
-            # Only a board found by its markers is known to lie on their tray.
+        got = self.patches(frame, loc, px_per_mm)
+        if got is None:
             return set()
-        flat, inside = self._pixels(loc, frame.shape, px_per_mm)
-        if int(inside.sum()) < MIN_POINTS:
-            return set()
-        hgt, wid = frame.shape[:2]
-        colour = channel_means(np.take(frame.reshape(hgt * wid, -1), flat, axis=0))  # take: see pixels_at
+        patches, inside = got
+        colour = channel_means(patches)
         level = colour.mean(axis=1)
         # The tray's own colour: its brighter half (a sleeve or a shadow only darkens it).
         ref = median_axis1(colour[level >= median_of(level)].T)

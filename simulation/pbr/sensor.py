@@ -107,3 +107,30 @@ def decode_jpeg(data: bytes) -> NDArray[np.uint8]:
     if frame is None:
         raise ValueError("not a JPEG image")
     return np.asarray(frame, dtype=np.uint8)
+
+
+def recapture(frame: NDArray[np.uint8], c: PbrConditions, rng: np.random.Generator) -> NDArray[np.uint8]:
+    """The next frame of a fixed camera over a still scene: ``frame`` with the sensor's noise
+    and JPEG drawn again, as the reader gets it (see ``benchmarks/vision.py``'s steady read).
+
+    Only the developed frame is kept, not the light it came from: its sRGB is
+    taken back to linear light, and shot and read noise (``c``'s) are added
+    with the variance of the difference of two captures (twice one
+    capture's), so that the new frame differs from ``frame`` as a second
+    capture would. The noise is the raw data's, scaled by the white
+    balance's gain per channel as :func:`develop` scales it; then the curve
+    and ``c``'s JPEG again. Demosaicing's correlation between neighbours
+    is not modelled.
+    """
+    lin = np.asarray(frame, dtype=np.float32) / np.float32(255.0)
+    lin = np.where(lin <= 0.04045, lin / 12.92, np.power((lin + 0.055) / 1.055, 2.4)).astype(np.float32)
+    wb = blackbody_rgb(c.wb_kelvin)
+    gain = np.array([wb[1] / max(wb[2], 1e-6), 1.0, wb[1] / max(wb[0], 1e-6)], dtype=np.float32)  # B, G, R
+    variance = gain * lin / np.float32(c.photons) + (gain * np.float32(c.read_noise)) ** 2
+    sigma = np.sqrt(2.0 * variance).astype(np.float32)
+    noisy = lin + rng.standard_normal(lin.shape).astype(np.float32) * sigma
+    bgr = np.ascontiguousarray(np.round(_srgb_curve(noisy) * 255.0).astype(np.uint8))
+    ok, buf = cv2.imencode(".jpg", bgr, [cv2.IMWRITE_JPEG_QUALITY, int(c.jpeg_quality)])
+    if not ok:  # pragma: no cover - OpenCV always encodes a uint8 BGR image
+        raise RuntimeError("JPEG encoding failed")
+    return decode_jpeg(buf.tobytes())

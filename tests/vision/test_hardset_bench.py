@@ -81,12 +81,15 @@ def test_benchmark_quick_ends_with_one_json_line():
         "occluded_rate",
         "key_error_rate",
         "read_ms_median",
+        "read_ms_full_median",
+        "read_kept_share",
         "baseline_hole_error_rate",
         "boards",
     ):
         assert key in data, key
     assert data["boards"] == 6
     assert 0.0 <= data["hole_error_rate"] <= 1.0
+    assert 0.0 <= data["read_kept_share"] <= 1.0
 
 
 def test_benchmark_on_the_cached_pbr_set_ends_with_the_issue_keys():
@@ -121,6 +124,8 @@ def test_benchmark_on_the_cached_pbr_set_ends_with_the_issue_keys():
         "board_not_found_rate",
         "read_ms_median",
         "read_ms_first_median",
+        "read_ms_full_median",
+        "read_kept_share",
         "hole_error_rate",
         "hole_error_rate_2700_3500k",
         "hole_error_rate_full_trust",

@@ -82,7 +82,7 @@ def _read_with_heads(table, cal, *, keys=True, wanted=lambda row: row.keys.black
     """A reader that has read the table's first calibration photo, the frame, the first row
     read ok that is ``wanted`` (by default, one holding a right-place key peg), and what
     each key hole's (``keys``) or code hole's head's place shows, and whether surely."""
-    reader = BoardReader(table.profile, cal)
+    reader = BoardReader(table.profile, cal, keep_still=False)  # the same frame read again, in full
     frame = table.calibration[0].image
     plain = reader.read(frame)
     row = next(r for r in plain.rows if r.status == ROW_OK and wanted(r))
