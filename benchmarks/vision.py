@@ -33,10 +33,12 @@ Definitions:
   reported uncertain (the row not "ok");
 * ``read_ms_median``: a read of a frame from a fixed camera, which is the
   table's steady state (the localiser keeps its fit while the markers stay
-  put): the next frame of the same still scene, its sensor noise and JPEG
-  drawn again (``simulation.pbr.sensor.recapture``), 33 ms after the
-  first; ``read_kept_share``: the share of those frames the reader found
-  unchanged and gave the last reading (``pegwatch.vision.still_board``);
+  put): a later frame of the same still scene, each frame's sensor noise
+  and JPEG drawn again (``simulation.pbr.sensor.recapture``), read once
+  the reader has seen the board unchanged for as many frames as it wants
+  (three, a frame apart, after the first); ``read_kept_share``: the share
+  of those frames the reader found unchanged and gave the last reading
+  (``pegwatch.vision.still_board``);
   ``read_ms_full_median``: the same frames read in full, the still board
   off; ``read_ms_first_median``: the first read of a new camera pose,
   which also detects the markers afresh and fits the hole grid.
@@ -66,6 +68,7 @@ from pegwatch.vision.calibrate import calibrate, truth_from_record
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reader import BoardReader
 from pegwatch.vision.reading import EMPTY, OCCLUDED, ROW_OK, TRUST_FULL, UNKNOWN, BoardReading
+from pegwatch.vision.still_board import AGREE_READS
 
 #: The frames' stamps, as a table's camera would give them: each hard case a
 #: moment of a game ten seconds after the last, and its steady read the next
@@ -91,20 +94,31 @@ class SteadyTimes:
         }
 
 
-def steady_read(reader: BoardReader, frame: np.ndarray, at_ns: int, times: SteadyTimes) -> None:
-    """Read ``frame``, the next frame after the one read at ``at_ns``, as the table does; then
-    again a frame later with the still board off (a full read), timing both."""
+def steady_read(reader: BoardReader, frames: list[np.ndarray], at_ns: int, times: SteadyTimes) -> None:
+    """Read ``frames``, the next frames after the one read at ``at_ns``, one frame apart, as the
+    table does, timing the last (the steady state: the frames before it let the reader see the
+    board unchanged for as many frames as it wants); then that frame again a frame later with
+    the still board off (a full read), timed too."""
+    for i, frame in enumerate(frames[:-1], start=1):
+        reader.read(frame, at_ns=at_ns + i * FRAME_NS)
+    last = at_ns + len(frames) * FRAME_NS
     t0 = time.perf_counter()
-    reader.read(frame, at_ns=at_ns + FRAME_NS)
+    reader.read(frames[-1], at_ns=last)
     t1 = time.perf_counter()
     times.kept.append(reader.last_read_kept)
     reader.keep_still = False
     try:
-        reader.read(frame, at_ns=at_ns + 2 * FRAME_NS)
+        reader.read(frames[-1], at_ns=last + FRAME_NS)
     finally:
         reader.keep_still = True
     times.kept_or_not.append((t1 - t0) * 1000)
     times.full.append((time.perf_counter() - t1) * 1000)
+
+
+def next_frames(frame: np.ndarray, c: PbrConditions, rng: np.random.Generator) -> list[np.ndarray]:
+    """The frames after ``frame`` up to the steady state: as many as the reader wants to see the
+    board unchanged before it keeps its reading, each with its own noise and JPEG."""
+    return [recapture(frame, c, rng) for _ in range(AGREE_READS)]
 
 
 class Tally:
@@ -214,9 +228,9 @@ def run(boards: int, seed: int, profiles: tuple[str, ...], tables: int, verbose:
             t0 = time.perf_counter()
             reading = reader.read(r.image, at_ns=case.index * MOVE_NS)
             first.append((time.perf_counter() - t0) * 1000)
-            # This renderer keeps no sensor model: the next frame gets the physically based set's default noise.
-            next_frame = recapture(r.image, PbrConditions(), np.random.default_rng([seed, table.peg_set, case.index]))
-            steady_read(reader, next_frame, case.index * MOVE_NS, timings)
+            # This renderer keeps no sensor model: the next frames get the physically based set's default noise.
+            rng = np.random.default_rng([seed, table.peg_set, case.index])
+            steady_read(reader, next_frames(r.image, PbrConditions(), rng), case.index * MOVE_NS, timings)
             ours.add_board(p, truth, contents.secret, reading, contents.mismarked_rows, r.occluded_rows, contents.shield_open)
             loc = reader.last_localisation
             if loc is not None and loc.ok:
@@ -327,8 +341,8 @@ def run_pbr(args: argparse.Namespace) -> int:
             reading = reader.read(b.image, at_ns=case.index * MOVE_NS)
             first.append((time.perf_counter() - t0) * 1000)
             cond = case_inputs(p, table.peg_set, table.seed, case.index, spp=args.spp)[1]
-            next_frame = recapture(b.image, cond, np.random.default_rng([args.seed, table.peg_set, case.index, 3]))
-            steady_read(reader, next_frame, case.index * MOVE_NS, timings)
+            rng = np.random.default_rng([args.seed, table.peg_set, case.index, 3])
+            steady_read(reader, next_frames(b.image, cond, rng), case.index * MOVE_NS, timings)
             name = f"{p.name} peg set {table.peg_set} case {case.index}"
             tally.add(p, b, reading, name=name)
             if args.verbose:

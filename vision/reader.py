@@ -68,7 +68,7 @@ from pegwatch.vision.reading import (
 from pegwatch.vision.recess import RecessTest, doubt_flat
 from pegwatch.vision.sampler import BoardSampler, Features, FloatArray
 from pegwatch.vision.secret import SecretView, see_secret
-from pegwatch.vision.still_board import StillBoard
+from pegwatch.vision.still_board import AGREE_READS, StillBoard
 from pegwatch.vision.tint import widened
 from pegwatch.vision.tray import TrayWatch
 from pegwatch.vision.trust import board_facts
@@ -91,12 +91,16 @@ class BoardReader:
     ``read(frame)`` never raises on a bad frame: an unreadable board comes
     back with ``problem`` set and every row "unknown". With ``keep_still``
     (the default), a frame of a fixed camera that shows what the last frame
-    read in full showed is given that reading (see
+    read in full showed is given that reading, once ``keep_after`` frames
+    in a row, each read in full, said the same of the board (give it the
+    temporal filter's ``frames_to_accept``; see
     :mod:`~pegwatch.vision.still_board`); ``last_read_kept`` says whether
     the last read was.
     """
 
-    def __init__(self, profile: BoardProfile, calibration: Calibration, *, keep_still: bool = True) -> None:
+    def __init__(
+        self, profile: BoardProfile, calibration: Calibration, *, keep_still: bool = True, keep_after: int = AGREE_READS
+    ) -> None:
         if calibration.profile != profile.name:
             raise CalibrationError(
                 f"calibration is for board {calibration.profile!r}, not {profile.name!r}"
@@ -106,7 +110,7 @@ class BoardReader:
         self.sampler = BoardSampler(profile, calibration.px_per_mm)
         self.keep_still = keep_still
         self.last_read_kept = False
-        self._still = StillBoard()
+        self._still = StillBoard(agree=keep_after)
         self._localiser: Localiser | None = None
         self.code_model: ColourModel = calibration.code_model
         self.key_model: ColourModel = calibration.key_model

@@ -19,8 +19,14 @@ past the bound (at most a sixth of a group in the noisiest frames rendered
 twice, ``docs/testbed.md``). A frame is read in full all the same once
 :data:`RECHECK_S` of frame time has passed since the last full read, as the
 markers' fit is checked again: whatever changed too little to show here is
-read within a second, long before a row is accepted (several stable frames,
-:mod:`~pegwatch.vision.temporal`).
+read within a second.
+
+A reading is kept only once several frames of the unchanged board, each
+read in full, said the same of it (``agree``: as many as the temporal
+filter wants before it accepts a row, :mod:`~pegwatch.vision.temporal`).
+The filter's agreement over frames is what stops a misread of one frame:
+a reading kept at once would repeat one frame's misread for a second and
+have it accepted.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from pegwatch.rules.errors import BadInput
 from pegwatch.vision.localise.still import MIN_CHANGE_LEVELS, within
 from pegwatch.vision.reading import BoardReading
 
@@ -40,35 +47,64 @@ from pegwatch.vision.reading import BoardReading
 CHANGED_SHARE = 0.25
 #: Seconds of frame time after which a frame is read in full again.
 RECHECK_S = 1.0
+#: Full reads in a row that must say the same of the unchanged board before
+#: its reading is kept: the temporal filter's frames to accept a row.
+AGREE_READS = 3
 
 #: The samples of one frame: per group kind, an array (groups, samples, channels).
 Samples = Sequence[NDArray[np.uint8]]
 
 
 class StillBoard:
-    """The last reading made in full, the samples it was made from, and their frame's stamp."""
+    """The last reading made in full, the samples it was made from, their frame's stamp, and how
+    many full reads in a row said the same of the unchanged board."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, agree: int = AGREE_READS) -> None:
+        if agree < 1:
+            raise BadInput("a still board's reading needs at least 1 full read to be kept")
+        self.agree = agree
         self._kept: tuple[bytes, int, tuple[NDArray[np.uint8], ...], BoardReading] | None = None
+        self._agreed = 0
 
     def keep(self, key: bytes, at_ns: int, samples: Samples, reading: BoardReading) -> None:
         """Remember ``reading``, made in full at ``at_ns`` from ``samples`` under the fit ``key``
-        (the frame's size and the camera's fit of the board: anything else is another picture)."""
+        (the frame's size and the camera's fit of the board: anything else is another picture).
+        It agrees with the last when the board is the one it was (the fit, the samples) and it
+        says the same of it."""
+        kept = self._kept
+        same = (
+            kept is not None and kept[0] == key and at_ns >= kept[1]
+            and _unchanged(samples, kept[2]) and says(reading) == says(kept[3])
+        )
+        self._agreed = self._agreed + 1 if same else 1
         self._kept = (key, at_ns, tuple(np.array(s, dtype=np.uint8, copy=True) for s in samples), reading)
 
     def forget(self) -> None:
         self._kept = None
+        self._agreed = 0
 
     def reading(self, key: bytes, at_ns: int, samples: Samples) -> BoardReading | None:
-        """The kept reading, stamped ``at_ns``, when these ``samples`` show what it was read from;
-        None when anything changed, the fit is another, or a second of frame time has passed."""
+        """The kept reading, stamped ``at_ns``, when these ``samples`` show what it was read from
+        and enough full reads agreed on it; None when anything changed, the fit is another, or a
+        second of frame time has passed."""
         kept = self._kept
-        if kept is None or kept[0] != key or not within(kept[1], at_ns, RECHECK_S) or len(samples) != len(kept[2]):
+        if kept is None or self._agreed < self.agree or kept[0] != key or not within(kept[1], at_ns, RECHECK_S):
             return None
-        for now, then in zip(samples, kept[2], strict=True):
-            if now.shape != then.shape or changed(now, then):
-                return None
-        return replace(kept[3], at_ns=at_ns)
+        return replace(kept[3], at_ns=at_ns) if _unchanged(samples, kept[2]) else None
+
+
+def says(reading: BoardReading) -> tuple[object, ...]:
+    """What a reading says of the board (as the temporal filter compares rows): each row's
+    colours, key counts and status, the secret's colours, the shield, the trust."""
+    rows = tuple((r.status, r.guess, r.keys.black, r.keys.white, r.keys.status) for r in reading.rows)
+    secret = None if reading.secret is None else tuple(h.colour for h in reading.secret)
+    return rows, secret, reading.shield, reading.trust, reading.problem
+
+
+def _unchanged(now: Samples, then: Sequence[NDArray[np.uint8]]) -> bool:
+    if len(now) != len(then):
+        return False
+    return all(a.shape == b.shape and not changed(a, b) for a, b in zip(now, then, strict=True))
 
 
 def changed(now: NDArray[np.uint8], then: NDArray[np.uint8]) -> bool:

@@ -159,7 +159,7 @@ def _camera_worker(cfg: Any, program_submit: Any, desk: Desk | None, parts: Any 
         if cfg.calibration is not None:
             from pegwatch.vision.calibration import Calibration
 
-            reader: Any = BoardReader(profile, Calibration.load(cfg.calibration))
+            reader: Any = BoardReader(profile, Calibration.load(cfg.calibration), keep_after=cfg.vision.frames_to_accept)
             source: Any = ReopeningSource(lambda: _open_source(cfg, desk), name=f"camera {cfg.camera}")
         elif cfg.camera == "render" and desk is not None:
             reader, source = desk.camera(cfg.board, fps=cfg.vision.fps)
