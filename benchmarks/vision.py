@@ -71,8 +71,8 @@ from pegwatch.vision.reading import EMPTY, OCCLUDED, ROW_OK, TRUST_FULL, UNKNOWN
 from pegwatch.vision.still_board import AGREE_READS
 
 #: The frames' stamps, as a table's camera would give them: each hard case a
-#: moment of a game ten seconds after the last, and its steady read the next
-#: frame. The reader keeps its fit by these stamps, never by how long a read took.
+#: moment of a game ten seconds after the last, and its steady read a few
+#: frames later. The reader keeps its fit by these stamps, never by how long a read took.
 MOVE_NS = 10_000_000_000
 FRAME_NS = 33_333_333
 

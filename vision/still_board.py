@@ -16,7 +16,7 @@ markers' still windows' bound); a group has changed when more than
 changes most of its hole's samples (a black key peg added to a black board:
 half to all of them), a hand or a sleeve more; noise and JPEG push a few
 past the bound (at most a sixth of a group in the noisiest frames rendered
-twice, ``docs/testbed.md``). A frame is read in full all the same once
+twice, ``docs/vision.md``). A frame is read in full all the same once
 :data:`RECHECK_S` of frame time has passed since the last full read, as the
 markers' fit is checked again: whatever changed too little to show here is
 read within a second.

@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from pegwatch.simulation.pbr.camera import Camera
 from pegwatch.simulation.pbr.conditions import PbrConditions, blackbody_rgb
+from pegwatch.vision.colour import srgb_to_linear
 
 F32 = NDArray[np.float32]
 
@@ -122,8 +123,7 @@ def recapture(frame: NDArray[np.uint8], c: PbrConditions, rng: np.random.Generat
     and ``c``'s JPEG again. Demosaicing's correlation between neighbours
     is not modelled.
     """
-    lin = np.asarray(frame, dtype=np.float32) / np.float32(255.0)
-    lin = np.where(lin <= 0.04045, lin / 12.92, np.power((lin + 0.055) / 1.055, 2.4)).astype(np.float32)
+    lin = srgb_to_linear(np.asarray(frame, dtype=np.uint8)).astype(np.float32)
     wb = blackbody_rgb(c.wb_kelvin)
     gain = np.array([wb[1] / max(wb[2], 1e-6), 1.0, wb[1] / max(wb[0], 1e-6)], dtype=np.float32)  # B, G, R
     variance = gain * lin / np.float32(c.photons) + (gain * np.float32(c.read_noise)) ** 2
