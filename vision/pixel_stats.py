@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 FloatArray = NDArray[np.float64]
+#: The pixels' element type, kept by the per-channel reductions.
+Scalar = TypeVar("Scalar", bound=np.generic)
 IntArray = NDArray[np.intp]
 
 #: A channel whose median is this bright is clipped by the sensor: its true
@@ -45,15 +47,15 @@ def brightness(px: NDArray[np.uint8]) -> NDArray[np.int16]:
     return out
 
 
-def channel_max(x: NDArray[np.float32]) -> NDArray[np.float32]:
+def channel_max(x: NDArray[Scalar]) -> NDArray[Scalar]:
     """Per pixel of ``x`` (..., 3), its largest channel, taken channel by channel as in :func:`brightness`."""
-    out: NDArray[np.float32] = np.maximum(np.maximum(x[..., 0], x[..., 1]), x[..., 2])
+    out: NDArray[Scalar] = np.maximum(np.maximum(x[..., 0], x[..., 1]), x[..., 2])
     return out
 
 
-def channel_min(x: NDArray[np.float32]) -> NDArray[np.float32]:
+def channel_min(x: NDArray[Scalar]) -> NDArray[Scalar]:
     """Per pixel of ``x`` (..., 3), its smallest channel."""
-    out: NDArray[np.float32] = np.minimum(np.minimum(x[..., 0], x[..., 1]), x[..., 2])
+    out: NDArray[Scalar] = np.minimum(np.minimum(x[..., 0], x[..., 1]), x[..., 2])
     return out
 
 
