@@ -6,15 +6,21 @@ answers the requests of :meth:`pegwatch.rules.flow.MatchFlow.read_requests`:
 for a row confirmed by a press at ``t``, the answer is the first reading
 that stays the same, and still, over ``frames_to_accept`` frames all taken
 at or after ``t`` (so a peg moved before the press never counts, and one
-moved after it is seen moving). When no such reading comes within
-``give_up_frames`` frames, the answer is "unknown" or "occluded" and the
-row waits for the arbiter: the worker never guesses.
+moved after it is seen moving). A frame that only knows less than that
+reading and says nothing against it (a hole in doubt with the reading's
+colour among its candidates, a key count whose bounds hold the reading's)
+neither counts for it nor breaks its run: sensor noise leaves a marginal
+hole in doubt in one frame and not in the next
+(:mod:`~pegwatch.device.table.row_values`). When no such reading comes
+within ``give_up_frames`` frames, the answer is "unknown" or "occluded"
+and the row waits for the arbiter: the worker never guesses.
 
 A row the camera cannot read for certain is still answered with what is
-known when that stays the same, and still, over ``frames_to_accept``
-frames: per hole the colours it may hold (``candidates``, null for
-anything) and the key counts' bounds; the flow then judges it over every
-completion. Every answer carries the board's ``trust``. The secret is
+known, once a run of at least ``frames_to_accept`` still frames each knew
+something of it: everything those frames left possible, per hole the
+colours it may hold (``candidates``, null for anything) and the key
+counts' bounds, never more than any one frame knew. The flow then judges
+it over every completion. Every answer carries the board's ``trust``. The secret is
 accepted only from ``secret_frames`` identical frames in which every hole
 reads confidently, on a trusted board, with nothing over the shield's area;
 the accepted code is then watched (``secret_watch``), and answered again
@@ -42,9 +48,17 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from pegwatch.device.table.row_values import (
+    Value,
+    known_payload,
+    known_value,
+    row_value,
+    says_less,
+    secret_value,
+    widen,
+)
 from pegwatch.rules.flow import ReadRequest
-from pegwatch.rules.flow.state import TRUST_FULL
-from pegwatch.vision.reading import EMPTY, BoardReading, RowReading
+from pegwatch.vision.reading import BoardReading, RowReading
 from pegwatch.vision.sources import FrameSource
 from pegwatch.vision.temporal import StableBoard
 
@@ -70,58 +84,6 @@ class _Progress:
     frames: int = 0
     bad: str = "unknown"
     best: RowReading | None = None
-
-
-def _row_value(row: RowReading, phase: str) -> tuple[object, ...] | None:
-    """The row's value when it may be answered for ``phase``, else None.
-
-    Every hole must be read with confidence. Holes read as empty are part of
-    the answer (an incomplete row is a move the flow's legality check
-    reports, and the judge never judges its marks), but a row with nothing
-    in it at all is not a guess yet: most likely the pegs are still in the
-    codebreaker's hand, so the worker waits, and gives up as "unknown".
-    """
-    if any(not h.is_certain for h in row.holes) or all(h.colour == EMPTY for h in row.holes):
-        return None
-    if phase == "guess":
-        return (row.guess,)
-    if not row.keys.is_certain:
-        return None
-    return (row.guess, row.keys.black, row.keys.white)
-
-
-def _bounded_value(row: RowReading, phase: str) -> tuple[object, ...] | None:
-    """What the row is known to hold, certain or not: per hole the colours it
-    may hold (None: anything), and the key counts or their bounds. None when
-    too little is known to judge within bounds (no hole known at all, or key
-    pegs neither counted nor bounded): then the row waits for the arbiter."""
-    holes = tuple(h.possible for h in row.holes)
-    if all(h.colour == EMPTY for h in row.holes) or all(h is None for h in holes):
-        return None
-    if phase == "guess":
-        return (holes,)
-    keys = row.keys
-    if keys.is_certain:
-        return (holes, "exact", keys.black, keys.white)
-    if keys.black_bounds is None and keys.white_bounds is None:
-        return None
-    return (holes, "bounds", keys.black_bounds, keys.white_bounds)
-
-
-def _secret_value(reading: BoardReading) -> tuple[object, ...] | None:
-    """The secret when it may be accepted: every hole read confidently (no
-    hole doubtful, occluded or empty), on a board the camera trusts, with
-    nothing over the shield's area and the shield not closed."""
-    secret = reading.secret
-    if (
-        secret is None
-        or reading.problem is not None
-        or reading.trust != TRUST_FULL
-        or reading.shield in ("closed", "covered")
-        or any(not h.is_certain or h.colour == EMPTY for h in secret)
-    ):
-        return None
-    return (tuple(h.colour for h in secret),)
 
 
 class VisionWorker:
@@ -227,13 +189,15 @@ class VisionWorker:
         moving = self.stable.moving_rows
         for row in reading.rows:
             for kind in ("guess", "marks"):
-                value = bounded = None
+                value = known = None
                 if reading.problem is None and row.row not in moving:
-                    value = _row_value(row, kind)
-                    bounded = _bounded_value(row, kind)
-                self._bump((row.row, kind), value)
-                self._bump((row.row, f"{kind} bounded"), bounded)
-        self._bump((0, "secret"), _secret_value(reading))
+                    value = row_value(row, kind)
+                    known = known_value(row, kind)
+                held = self._streaks.get((row.row, kind), (None, 0))[0]
+                if value is not None or not says_less(known, held, kind):
+                    self._bump((row.row, kind), value)
+                self._widen((row.row, f"{kind} known"), known)
+        self._bump((0, "secret"), secret_value(reading))
 
     def _bump(self, key: tuple[int, str], value: tuple[object, ...] | None) -> None:
         old, count = self._streaks.get(key, (None, 0))
@@ -241,6 +205,20 @@ class VisionWorker:
             self._streaks[key] = (None, 0)
         else:
             self._streaks[key] = (value, count + 1 if value == old else 1)
+
+    def _widen(self, key: tuple[int, str], known: Value | None) -> None:
+        old, count = self._streaks.get(key, (None, 0))
+        if known is None:
+            self._streaks[key] = (None, 0)
+        else:
+            self._streaks[key] = (known, 1) if old is None else (widen(old, known), count + 1)
+
+    def _known(self, row: int, phase: str) -> Value | None:
+        """Everything the still frames of the row's latest run left possible,
+        once the run is ``frames_to_accept`` frames long: each of them knew
+        something of the row, and none saw it move."""
+        known, count = self._streaks.get((row, f"{phase} known"), (None, 0))
+        return known if count >= self.frames_to_accept else None
 
     def _streak(self, row: int, kind: str) -> int:
         """For how many frames up to this one the value has stayed the same and still.
@@ -266,15 +244,17 @@ class VisionWorker:
         base["trust"] = reading.trust
         row = reading.row(request.row)
         moving = request.row in self.stable.moving_rows
-        value = None if moving else _row_value(row, request.phase)
+        value = None if moving else row_value(row, request.phase)
         if value is None:
             p.value, p.count = None, 0
             p.bad = "occluded" if moving or row.status == "occluded" else "unknown"
             p.best = row
-            if request.phase == "marks" and row.keys.is_certain and self._bounded_ready(row, "marks"):
-                # The keys are counted and still; the holes' doubt was the
-                # guess's to settle: no need to wait for the give-up.
-                return {**base, **self._row_payload(row), **self._bounds_payload(row), "status": p.bad}
+            known = self._known(request.row, "marks") if request.phase == "marks" and row.keys.is_certain else None
+            if known is not None and known[1] == "exact":
+                # The keys are counted, the same and still; the holes' doubt
+                # was the guess's to settle: no need to wait for the give-up.
+                return {**base, **self._row_payload(row), **self._bounds_payload(row), **known_payload(known),
+                        "status": p.bad}
             return self._give_up(p, base, request)
         p.value = value
         p.best = row
@@ -282,15 +262,10 @@ class VisionWorker:
             return self._give_up(p, base, request)
         return {**base, **self._row_payload(row), "status": "ok"}
 
-    def _bounded_ready(self, row: RowReading, phase: str) -> bool:
-        """The row's value within bounds has stayed the same, and still, long enough."""
-        if _bounded_value(row, phase) is None:
-            return False
-        return self._streak(row.row, f"{phase} bounded") >= self.frames_to_accept
-
     @staticmethod
     def _bounds_payload(row: RowReading) -> dict[str, Any]:
-        """What the row is known to hold: the flow judges it over every completion."""
+        """What one frame knew of the row (:func:`known_payload` then says what
+        the run of frames knew)."""
         return {
             "candidates": [None if h.possible is None else list(h.possible) for h in row.holes],
             "black_bounds": None if row.keys.black_bounds is None else list(row.keys.black_bounds),
@@ -302,7 +277,7 @@ class VisionWorker:
     ) -> dict[str, Any] | None:
         shield = "open" if request.phase == "secret" else "closed"
         base = {**base, "phase": "secret", "shield": shield, "trust": reading.trust}
-        value = _secret_value(reading)
+        value = secret_value(reading)
         if request.phase == "secret_watch":
             # Answered only when the accepted code reads differently, as
             # surely as it was accepted: the flow raises the alarm.
@@ -345,8 +320,10 @@ class VisionWorker:
         payload = {**base, "status": p.bad}
         if p.best is not None:
             payload.update(self._row_payload(p.best))
-            if self._bounded_ready(p.best, request.phase):
+            known = self._known(request.row, request.phase)
+            if known is not None:
                 payload.update(self._bounds_payload(p.best))
+                payload.update(known_payload(known))
         return payload
 
     @staticmethod

@@ -82,11 +82,11 @@ def judge_row(profile: BoardProfile, secret: Sequence[str], row: RowReading, *, 
     bounded = BoundedRow(tuple(h.possible for h in row.holes), black, white)
     if not bounded.marks_pairs(profile.holes):
         return UNSURE
-    verdict = bounded_judge_row(tuple(secret), bounded, _variant(profile)).verdict
+    verdict = bounded_judge_row(tuple(secret), bounded, variant_of(profile)).verdict
     return MISMARK if verdict is Judgement.MISMARK else CLEAR if verdict is Judgement.CORRECT else UNSURE
 
 
-def _variant(profile: BoardProfile) -> Variant:
+def variant_of(profile: BoardProfile) -> Variant:
     """The MSO tournament's rules, on the profile's board (its palette, holes, rows and blanks)."""
     return replace(
         get_variant("mso"), name=profile.name, palette=tuple(profile.palette), colours=len(profile.palette),

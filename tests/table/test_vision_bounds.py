@@ -178,3 +178,98 @@ def test_the_accepted_secret_is_watched_and_a_change_raises_the_alarm(tmp_path):
     finally:
         program.close()
     assert replay_journal(tmp_path / "j.sqlite").mismatches == ()
+
+
+# -- noise: a hole in doubt in one frame and not the next ------------------------
+
+SURE = [hole(c) for c in CODE]
+KEYS = KeyReading(1, 2, 1, 0.9, "ok")
+
+
+def frames_of(worker, reader, answers, readings):
+    """Feed one frame per reading; the frame (1-based) each answer came with."""
+    at = []
+    for i, reading in enumerate(readings, start=1):
+        reader.reading = reading
+        before = len(answers)
+        worker.feed(FRAME, i * 100 * MS)
+        at.extend([i] * (len(answers) - before))
+    return at
+
+
+def noisy_worker():
+    answers = []
+    worker, reader = worker_for(board([row(1, SURE, KEYS)]), answers)
+    return worker, reader, answers
+
+
+def test_a_frame_that_only_knows_less_neither_counts_nor_breaks_the_run():
+    """Sure, in doubt (the colour among the candidates), sure: the row is
+    answered at the third frame, as read; the frame in doubt was no news."""
+    worker, reader, answers = noisy_worker()
+    worker.set_requests([ReadRequest(1, 1, ReadPhase.GUESS, 0)])
+    doubt = [hole("red"), hole(None, "blue", "green"), hole("blue"), hole("yellow")]
+    sure, unsure = board([row(1, SURE, KEYS)]), board([row(1, doubt, KEYS)])
+    assert frames_of(worker, reader, answers, [sure, unsure, sure]) == [3]
+    (answer,) = answers
+    assert answer["status"] == "ok" and answer["guess"] == list(CODE)
+
+
+def test_key_bounds_that_hold_the_counts_are_no_news_either():
+    worker, reader, answers = noisy_worker()
+    worker.set_requests([ReadRequest(1, 1, ReadPhase.MARKS, 0)])
+    bounded = KeyReading(1, 1, 1, 0.4, "unknown", black_bounds=(1, 2), white_bounds=(1, 2))
+    sure, unsure = board([row(1, SURE, KEYS)]), board([row(1, SURE, bounded)])
+    assert frames_of(worker, reader, answers, [sure, unsure, sure]) == [3]
+    assert answers[0]["status"] == "ok" and (answers[0]["black"], answers[0]["white"]) == (1, 2)
+
+
+@pytest.mark.parametrize("against", ["colour ruled out", "count ruled out", "nothing known", "moving"])
+def test_a_frame_that_says_otherwise_breaks_the_run(against):
+    worker, reader, answers = noisy_worker()
+    phase = ReadPhase.MARKS if against == "count ruled out" else ReadPhase.GUESS
+    worker.set_requests([ReadRequest(1, 1, phase, 0)])
+    holes, keys, signatures = list(SURE), KEYS, None
+    if against == "colour ruled out":
+        holes[1] = hole(None, "blue", "yellow")
+    elif against == "count ruled out":
+        keys = KeyReading(1, 1, 1, 0.4, "unknown", black_bounds=(1, 2), white_bounds=(0, 1))
+    elif against == "nothing known":
+        holes = [HoleReading("occluded", 0.0)] * 4
+    else:
+        holes[1] = hole(None, "blue", "green")
+        signatures = ((200.0,),) + ((0.0,),) * 11  # the row moved, and stays where it went
+    still = ((0.0,),) * 12
+    sure = replace(board([row(1, SURE, KEYS)]), row_signatures=still)
+    other = replace(board([row(1, holes, keys)]), row_signatures=signatures or still)
+    after = replace(sure, row_signatures=signatures or still)
+    # The run starts again after the frame that says otherwise: two more sure frames.
+    assert frames_of(worker, reader, answers, [sure, other, after, after]) == [4]
+    assert answers[0]["status"] == "ok"
+
+
+def test_the_give_up_says_all_a_run_of_frames_left_possible():
+    """Two frames in doubt about one hole, each naming other candidates: no
+    one frame's candidates stay the same, yet together they still say much."""
+    worker, reader, answers = noisy_worker()
+    worker.set_requests([ReadRequest(1, 1, ReadPhase.GUESS, 0), ReadRequest(1, 1, ReadPhase.MARKS, 0)])
+    one = [hole("red"), hole(None, "green", "blue"), hole("blue"), hole("yellow")]
+    other = [hole("red"), hole(None, "black", "green"), hole("blue"), hole("yellow")]
+    bounded = KeyReading(1, 1, 1, 0.4, "unknown", black_bounds=(1, 2), white_bounds=(1, 1))
+    a, b = board([row(1, one, KEYS)]), board([row(1, other, bounded)])
+    assert frames_of(worker, reader, answers, [a, b, a, b, a]) == [5, 5]
+    guess, marks = answers
+    assert guess["status"] == "unknown"
+    assert guess["candidates"] == [["red"], ["green", "blue", "black"], ["blue"], ["yellow"]]
+    # The counts: exact in one frame, bounded in the next: bounded, as the frames were.
+    assert marks["keys_status"] == "unknown"
+    assert (marks["black_bounds"], marks["white_bounds"]) == ([1, 2], [1, 2])
+
+
+def test_counted_keys_that_stay_the_same_answer_the_marks_whatever_the_holes_say():
+    worker, reader, answers = noisy_worker()
+    worker.set_requests([ReadRequest(1, 1, ReadPhase.MARKS, 0)])
+    one = [hole("red"), hole(None, "green", "blue"), hole("blue"), hole("yellow")]
+    other = [hole("red"), hole(None, "black", "green"), hole("blue"), hole("yellow")]
+    assert frames_of(worker, reader, answers, [board([row(1, one, KEYS)]), board([row(1, other, KEYS)])]) == [2]
+    assert (answers[0]["black"], answers[0]["white"], answers[0]["keys_status"]) == (1, 2, "ok")

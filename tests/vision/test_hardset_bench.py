@@ -19,6 +19,20 @@ from pegwatch.simulation.hardset import (
 from pegwatch.vision.profile import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
+PBR_CACHE = str(ROOT / "tests" / "data" / "pbr")
+
+
+def json_line_of(script: str, *args: str) -> dict:
+    """Run ``benchmarks/<script>`` with ``args``: the JSON object its last line holds."""
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=True,
+        cwd=ROOT,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def test_same_seed_same_boards():
@@ -63,16 +77,7 @@ def test_hard_set_spans_profiles_and_tables():
 
 
 def test_benchmark_quick_ends_with_one_json_line():
-    out = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "vision.py"), "--quick"],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=True,
-        cwd=ROOT,
-    ).stdout
-    last = out.strip().splitlines()[-1]
-    data = json.loads(last)
+    data = json_line_of("vision.py", "--quick")
     for key in (
         "hole_error_rate",
         "false_mismark_rows",
@@ -94,26 +99,7 @@ def test_benchmark_quick_ends_with_one_json_line():
 
 def test_benchmark_on_the_cached_pbr_set_ends_with_the_issue_keys():
     """`--set pbr` on three boards of the committed cache: nothing is rendered, the JSON line has issue 14's keys."""
-    out = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "vision.py"),
-            "--set",
-            "pbr",
-            "--tables",
-            "1",
-            "--cache",
-            str(ROOT / "tests" / "data" / "pbr"),
-            "--cases",
-            "0,1,16",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=True,
-        cwd=ROOT,
-    ).stdout
-    data = json.loads(out.strip().splitlines()[-1])
+    data = json_line_of("vision.py", "--set", "pbr", "--tables", "1", "--cache", PBR_CACHE, "--cases", "0,1,16")
     for key in (
         "false_mismark_rows",
         "mismarks_caught",
@@ -162,3 +148,19 @@ def test_pbr_cases_read_with_a_known_lens_get_their_camera_s_lens(pbr):
     assert with_lens.lens.camera_matrix.tolist() == cam.k.tolist()
     assert with_lens.lens.distortion[:2].tolist() == cam.dist[:2].tolist()
     assert with_lens.lens.image_size == (cam.width, cam.height)
+
+
+def test_table_reads_on_the_cached_pbr_set_ends_with_its_keys():
+    """`benchmarks/table_reads.py`: the table's worker over a few frames of three cached boards."""
+    data = json_line_of(
+        "table_reads.py", "--tables", "1", "--cache", PBR_CACHE, "--cached-only", "--cases", "0,1,16", "--frames", "4"
+    )
+    rows = data["table_rows_correct"] + data["table_mismarks"]
+    assert rows > 0 and data["frames"] == 4
+    assert rows == data["first_frame_rows_correct"] + data["first_frame_mismarks"]
+    answered = sum(data[f"table_rows_answered_{k}"] for k in ("read", "bounded", "to_arbiter", "unanswered"))
+    assert answered == rows
+    assert data["table_mismarks"] == (
+        data["table_mismarks_caught"] + data["table_mismarks_unjudged"] + data["table_mismarks_missed"]
+    )
+    assert data["table_false_mismark_rows"] == 0 and data["first_frame_false_mismark_rows"] == 0
