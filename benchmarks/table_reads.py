@@ -22,13 +22,17 @@ last when it is mis-marked), made before the first frame. Each row is then
 judged as the match flow judges the answers (``rules.flow``): a guess and
 marks read, or within bounds, are judged by ``rules.bounded``; an answer
 that is neither goes to the arbiter; a low-trust board is never accused
-from. The secret is the truth's (the arbiter's reveal).
+from. The secret judged against is the truth's (the arbiter's reveal);
+the worker is also asked for the open secret, as at a game's end, and the
+code it accepts (``secrets_read``) is checked against the truth
+(``secrets_invented``: read on a closed or covered shield, or wrong).
 
 Printed, for the table and for the first frame alone (the single-frame
 verdict ``benchmarks/vision.py`` scores): mis-marked rows caught, never
 judged and missed (cleared); correct rows accused and cleared; rows
 answered read, within bounds, or sent to the arbiter. The last line is one
-JSON object: ``table_*`` and ``first_frame_*`` keys.
+JSON object: ``table_*`` and ``first_frame_*`` keys (the first frame's secret
+is what the worker's own rule accepts from it).
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from pegwatch.device.table.row_values import secret_value
 from pegwatch.device.table.vision_worker import Submit, VisionWorker
 from pegwatch.rules.bounded import BoundedRow, CountRange, Judgement
 from pegwatch.rules.bounded import judge_row as judge_bounded
@@ -147,13 +152,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 submit=_keeper(answers),
             )
             t0 = case.index * MOVE_NS
-            worker.set_requests([ReadRequest(1, r, phase, t0) for r in rows for phase in (ReadPhase.GUESS, ReadPhase.MARKS)])
+            worker.set_requests([ReadRequest(1, r, phase, t0) for r in rows for phase in (ReadPhase.GUESS, ReadPhase.MARKS)]
+                                + [ReadRequest(1, 0, ReadPhase.SECRET, t0)])
             first = worker.feed(b.image, t0)
             for i in range(1, args.frames):
                 worker.feed(recapture(b.image, cond, rng), t0 + i * FRAME_NS)
             if first.problem is not None:
                 table_c["boards_not_found"] += 1
                 continue
+            seen_first = secret_value(first)
+            answer = answers.get((0, "secret"))
+            for c, code in ((table_c, tuple(answer["code"]) if answer and answer["status"] == "ok" else None),
+                            (first_c, None if seen_first is None else seen_first[0])):
+                if code is not None:
+                    c["secrets_read"] += 1
+                    c["secrets_invented"] += bool(
+                        b.meta["shield_closed"] or b.meta["secret_covered"] or code != secret)
             for r in rows:
                 kind = "mis" if r in mismarked else "ok"
                 guess, marks = answers.get((r, "guess")), answers.get((r, "marks"))
@@ -173,6 +187,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         out[f"{prefix}_mismarks_missed"] = c["mis clear"]
         out[f"{prefix}_mismarks_unjudged"] = mis - c[f"mis {MISMARK}"] - c["mis clear"]
         out[f"{prefix}_mismarks_caught_rate"] = round(c[f"mis {MISMARK}"] / mis, 4) if mis else None
+        out[f"{prefix}_secrets_read"] = c["secrets_read"]
+        out[f"{prefix}_secrets_invented"] = c["secrets_invented"]
     for kind in ("read", "bounded", "to_arbiter", "unanswered"):
         out[f"table_rows_answered_{kind}"] = table_c[f"answer {kind}"]
     out["boards_not_found"] = table_c["boards_not_found"]
@@ -202,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     for label, key in (("mis-marked rows", "mismarks"), ("  caught", "mismarks_caught"),
                        ("  never judged", "mismarks_unjudged"), ("  missed (cleared)", "mismarks_missed"),
                        ("correct rows", "rows_correct"), ("  accused", "false_mismark_rows"),
-                       ("  cleared", "rows_correct_cleared")):
+                       ("  cleared", "rows_correct_cleared"), ("secrets read", "secrets_read"),
+                       ("  invented (closed, covered or wrong)", "secrets_invented")):
         print(f"{label:40s} {s[f'table_{key}']:>10d} {s[f'first_frame_{key}']:>12d}")
     print("rows answered: " + ", ".join(
         f"{kind.replace('_', ' ')} {s[f'table_rows_answered_{kind}']}" for kind in ("read", "bounded", "to_arbiter", "unanswered")))

@@ -164,3 +164,5 @@ def test_table_reads_on_the_cached_pbr_set_ends_with_its_keys():
         data["table_mismarks_caught"] + data["table_mismarks_unjudged"] + data["table_mismarks_missed"]
     )
     assert data["table_false_mismark_rows"] == 0 and data["first_frame_false_mismark_rows"] == 0
+    assert data["table_secrets_invented"] == 0 and data["first_frame_secrets_invented"] == 0
+    assert 0 <= data["table_secrets_read"] <= 3
