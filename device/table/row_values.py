@@ -83,10 +83,10 @@ def says_less(known: Value | None, value: Value | None, phase: str) -> bool:
         return False
     if phase == "guess":
         return True
-    return all(
-        bounds is None or bounds[0] <= n <= bounds[1]  # type: ignore[operator]
-        for bounds, n in zip(_count_bounds(known), value[1:3], strict=True)
-    )
+    for bounds, n in zip(_count_bounds(known), value[1:3], strict=True):
+        if bounds is not None and not (isinstance(n, int) and bounds[0] <= n <= bounds[1]):
+            return False
+    return True
 
 
 def widen(a: Value, b: Value) -> Value:
@@ -112,17 +112,19 @@ def widen(a: Value, b: Value) -> Value:
 def known_payload(known: Value) -> dict[str, Any]:
     """What the row is known to hold, for the flow, which judges it over every
     completion: ``candidates``, and for the marks the key counts' bounds
-    (``keys_status`` "unknown" when they are not exact)."""
+    (``keys_status`` "unknown"); exact counts keep the reading's own
+    counts and have no bounds (null), as in a reading record."""
     holes = known[0]
     assert isinstance(holes, tuple)
     out: dict[str, Any] = {"candidates": [None if h is None else list(h) for h in holes]}
     if len(known) == 1:
         return out
+    if known[1] == "exact":
+        return {**out, "black_bounds": None, "white_bounds": None}
     black, white = _count_bounds(known)
     out["black_bounds"] = None if black is None else list(black)
     out["white_bounds"] = None if white is None else list(white)
-    if known[1] != "exact":
-        out["keys_status"] = "unknown"
+    out["keys_status"] = "unknown"
     return out
 
 

@@ -73,5 +73,9 @@ def test_widening_keeps_every_candidate_and_the_widest_counts():
         "white_bounds": None,
         "keys_status": "unknown",
     }
-    assert "keys_status" not in known_payload(a)
+    assert known_payload(a) == {  # counted keys: the reading's own counts stand
+        "candidates": [["red"], ["green", "blue"], ["blue"], ["yellow"]],
+        "black_bounds": None,
+        "white_bounds": None,
+    }
     assert known_payload(widen((a[0],), (b[0],))) == {"candidates": [["red"], ["green", "blue", "black"], ["blue"], None]}
