@@ -200,7 +200,7 @@ class BoardReader:
             self.last_read_kept = True
             return kept
         f = self.sampler.measure(samples, self.calibration.plastic_linear, head, covers=False)
-        reading = self._classify(f, stamp, loc, frame)
+        reading = self._classify(f, stamp, loc, frame, facts=facts)
         self._still.keep(key, stamp, seen, reading)
         return reading
 
@@ -233,7 +233,8 @@ class BoardReader:
         return self._classify(self.sampler.features(rect, self.calibration.plastic_linear), at_ns, None)
 
     def _classify(
-        self, f: Features, at_ns: int, loc: Localisation | None, frame: NDArray[np.uint8] | None = None
+        self, f: Features, at_ns: int, loc: Localisation | None, frame: NDArray[np.uint8] | None = None,
+        *, facts: tuple[str | None, float | None, float | None, tuple[str, ...]] | None = None,
     ) -> BoardReading:
         p = self.profile
         n_guess = p.rows * p.holes
@@ -264,7 +265,7 @@ class BoardReader:
         unplayed, not_in_play = row_order.unplayed_bare(p, read_bare, kc.accepted & key_bare, key_unmarked=key_bare)
         in_play = np.asarray(~not_in_play[:n_guess].reshape(p.rows, p.holes).all(axis=1), dtype=bool)
         lean = self._places.lean(loc)
-        found_by, ppm, sharp, reasons = board_facts(self.profile, self.calibration, loc)
+        found_by, ppm, sharp, reasons = facts or board_facts(self.profile, self.calibration, loc)
         unplaced = placement_unconfirmed(loc, self.profile)  # each hole may read its neighbour's peg: none is sure
         cover = self.sampler.cover.find(
             odd,

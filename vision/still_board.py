@@ -42,6 +42,7 @@ from pegwatch.rules.errors import BadInput
 from pegwatch.vision.localise.still import MIN_CHANGE_LEVELS, within
 from pegwatch.vision.pixel_stats import channel_max
 from pegwatch.vision.reading import BoardReading
+from pegwatch.vision.temporal import row_identity
 
 #: A group of samples (one hole's disc, one cell, one tray patch) has
 #: changed when more than this share of its samples has.
@@ -97,7 +98,7 @@ class StillBoard:
 def says(reading: BoardReading) -> tuple[object, ...]:
     """What a reading says of the board (as the temporal filter compares rows): each row's
     colours, key counts and status, the secret's colours, the shield, the trust."""
-    rows = tuple((r.status, r.guess, r.keys.black, r.keys.white, r.keys.status) for r in reading.rows)
+    rows = tuple(row_identity(r) for r in reading.rows)
     secret = None if reading.secret is None else tuple(h.colour for h in reading.secret)
     return rows, secret, reading.shield, reading.trust, reading.problem
 

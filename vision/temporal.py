@@ -49,7 +49,7 @@ class _Slot:
     signature: tuple[float, ...] | None = None
 
 
-def _identity(row: RowReading) -> tuple[object, ...]:
+def row_identity(row: RowReading) -> tuple[object, ...]:
     """What must be equal for two readings of a row to be "the same"."""
     return (row.guess, row.keys.black, row.keys.white, row.keys.status, row.status)
 
@@ -150,7 +150,7 @@ class StableBoard:
 
     def _feed(self, slot: _Slot, row: RowReading) -> bool:
         """Count ``row`` towards acceptance; True when the accepted value changed."""
-        ident = _identity(row)
+        ident = row_identity(row)
         if ident == slot.candidate:
             slot.count += 1
         else:
@@ -158,7 +158,7 @@ class StableBoard:
         slot.candidate_reading = row
         if slot.count < self.frames_to_accept:
             return False
-        if slot.accepted is not None and _identity(slot.accepted) == ident:
+        if slot.accepted is not None and row_identity(slot.accepted) == ident:
             return False
         slot.accepted = row
         return True
