@@ -39,7 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from pegwatch.vision.cells import PEG_REACH_MM, CellLayout, min_pitch, on_locus
+from pegwatch.vision.cells import PEG_REACH_MM, CellLayout, min_pitch
+from pegwatch.vision.cover_colour import chroma_gap, lamp_shade, mixes
 from pegwatch.vision.pixel_stats import median_of
 from pegwatch.vision.profile import BoardProfile
 
@@ -61,6 +62,14 @@ PLASTIC_STEP_RATIO = 1.3
 #: many times the board's typical cell spread in the same frame straddles
 #: an edge.
 PLASTIC_EDGE_SPREAD = 3.0
+#: A hole within a cover's reach that reads surely as a lit peg shows that
+#: peg, not the cover, when its colour lies further from every foreign cell of
+#: the cover than this (:func:`~pegwatch.vision.cover_colour.chroma_gap`):
+#: three times the line past which a cell is not the plastic. A hand or a
+#: sleeve over a hole shows its own colour there, whatever the shade: the
+#: holes under hands on issue 14's physically based boards read within 0.55
+#: of the hand's cells, the pegs beside them from 0.85 on.
+SEEN_APART_GAP = 3 * float(np.log(PLASTIC_CHROMA_RATIO))
 #: Peg shadows and the sides of standing pegs fall on one side of the pegs,
 #: the same for the whole board: at least this many odd cells beside pegs,
 #: and this many times more on one side than on the other, establish it.
@@ -72,9 +81,6 @@ SHADOW_SIDE_RATIO = 3.0
 #: can give. The cell's median takes the colour of whatever covers most of
 #: it, so an object over it is seldom faint.
 FAINT_CHROMA_RATIO = PLASTIC_CHROMA_RATIO**2
-#: A cell is a shaded mix of a peg's colour and the plastic's when the
-#: least-squares mix leaves less than this fraction of it unexplained.
-MIX_RESIDUAL = 0.08
 
 
 @dataclass(frozen=True)
@@ -223,6 +229,7 @@ class CoverGraph:
         bare: BoolArray | None = None,
         faint: BoolArray | None = None,
         fit_trusted: bool = False,
+        seen: BoolArray | None = None,
     ) -> Cover:
         """The covers among ``odd`` cells and unreadable holes.
 
@@ -257,7 +264,11 @@ class CoverGraph:
 
         The holes within reach of a cover are occluded, except those the
         reader says are seen bare (``bare``, code then key holes; see
-        ``BoardReader``: only where no game has reached yet).
+        ``BoardReader``: only where no game has reached yet), and, on a
+        trusted fit, those ``seen`` (code then key holes: read surely as a
+        lit peg) whose colour is unlike every foreign cell of the covers
+        that reach them (:data:`SEEN_APART_GAP`): a hand's shadow or the
+        edge of a sleeve beside a peg leaves the peg in view.
         """
         nc = self.n_cells
         if fit_trusted and shaded is not None and faint is not None and cell_linear is not None and plastic is not None:
@@ -276,6 +287,7 @@ class CoverGraph:
         covered = np.zeros(len(active), dtype=bool)
         shield_only = np.zeros(len(active), dtype=bool)
         standing = np.zeros(len(active), dtype=bool)
+        label = np.full(len(active), -1, dtype=np.intp)  # which object each covered node is part of
         sides = -1  # the sides every object standing open lies beyond
         # An edge alone (a shadow's, a peg's) starts no cover; it may carry one.
         foreign = odd & ~explained & (np.zeros(nc, dtype=bool) if edge is None else ~edge)
@@ -307,6 +319,7 @@ class CoverGraph:
                     comp = comp[around_shield[comp]]
                     shield_only[ids[comp]] = True
                 covered[ids[comp]] = True
+                label[ids[comp]] = ids[comp[0]]
         if sides == 0:
             standing[:] = False  # the plate stands on one side: objects on two are not all it
         cov_cells = covered[:nc]
@@ -319,13 +332,33 @@ class CoverGraph:
         if bare is not None:
             near_cover = near_cover & ~bare
         holes = covered[nc:] | near_cover
+        apart = np.zeros(len(holes), dtype=bool)
+        if fit_trusted and seen is not None and cell_linear is not None and hole_linear is not None:
+            apart = self._seen_apart(holes & seen, label, covered, foreign & covered[:nc], spreading, cell_linear, hole_linear)
+            holes &= ~apart
         code = holes[: self.n_code]
         keys = holes[self.n_code :]
         rows = np.zeros(self.profile.rows + 1, dtype=bool)
         rows[self.code_row[code]] = True
         rows[self.key_row[keys]] = True
         rows[self.profile.rows] |= bool((cov_cells & self.layout.around_shield & ~standing[:nc]).any())
-        return Cover(cells=cov_cells, code=code, keys=keys, rows=rows, explained=explained)
+        return Cover(cells=cov_cells, code=code, keys=keys, rows=rows, explained=explained, seen=apart[: self.n_code])
+
+    def _seen_apart(
+        self, candidates: BoolArray, label: NDArray[np.intp], covered: BoolArray, foreign: BoolArray,
+        spreading: BoolArray, cell_linear: FloatArray, hole_linear: FloatArray,
+    ) -> BoolArray:
+        """The ``candidates`` (holes within a cover's reach, read as a lit peg) whose colour lies
+        further than SEEN_APART_GAP from every ``foreign`` cell of the objects that reach them
+        (``label``: per node, the object it is part of). With no foreign cell to compare with,
+        nothing says what the cover's colour is: the hole stays covered."""
+        nc = self.n_cells
+        out = np.zeros(len(candidates), dtype=bool)
+        for h in np.flatnonzero(candidates):
+            objects = np.union1d(label[:nc][self.reach[h] & spreading], label[nc:][self._hole_next[h] & covered[nc:]])
+            cells = foreign & np.isin(label[:nc], objects[objects >= 0])
+            out[h] = bool(cells.any()) and chroma_gap(hole_linear[h], cell_linear[cells]) > SEEN_APART_GAP
+        return out
 
     def _stands_open(self, comp: NDArray[np.intp], foreign: BoolArray) -> bool:
         """Is this object around the shield its open plate, standing on its hinge?
@@ -379,7 +412,7 @@ class CoverGraph:
         # plastic's, on the side where every peg leans.
         idx = np.flatnonzero(cand)
         looks = np.zeros(len(cand), dtype=bool)
-        looks[idx] = _mixes(cell_linear[self._pair_cell[idx]], hole_linear[self._pair_hole[idx]], plastic)
+        looks[idx] = mixes(cell_linear[self._pair_cell[idx]], hole_linear[self._pair_hole[idx]], plastic)
         cand &= looks
         if faint is not None:
             out[self._pair_cell[cand & faint[self._pair_cell]]] = True
@@ -396,48 +429,6 @@ class CoverGraph:
         if lead >= MIN_SHADOW_PAIRS and lead >= SHADOW_SIDE_RATIO * other:
             out[self._pair_cell[cand & (self._pair_side == side)]] = True
         return out
-
-
-def lamp_shade(cells: FloatArray, plastic: FloatArray) -> BoolArray:
-    """Per cell (normalised linear BGR): darker than the ``plastic``, and its colour under
-    some lamp (:func:`~pegwatch.vision.cells.on_locus`).
-
-    Under two lamps of different colours the light model is their mix; in
-    the shadow one lamp casts, the other lights the plastic alone, and the
-    shadow's colour moves along the blackbody locus, not only down in
-    brightness.
-    """
-    logs = np.log(np.maximum(np.asarray(cells, dtype=np.float64), 1e-6))
-    ref = np.maximum(np.asarray(plastic, dtype=np.float64), 1e-6)
-    darker = np.mean(logs - np.log(ref)[None, :], axis=1) < 0.0
-    out: BoolArray = darker & on_locus(logs, [float(v) for v in ref])
-    return out
-
-
-def _mixes(cells: FloatArray, pegs: FloatArray, plastic: FloatArray) -> BoolArray:
-    """Per row: is the cell's colour a shaded mix of the peg's and the plastic's?
-
-    Under one light every mix of two pigments lies in the plane their
-    colours span (linear light). The peg's colour here is its hole's
-    sample, itself a mix when the head leans off the hole, so the cell may
-    hold more of the peg than the hole does: the plastic's weight may be
-    negative, the peg's may not. The cell is a mix when the least-squares
-    fit leaves less than MIX_RESIDUAL of it unexplained.
-    """
-    base = np.broadcast_to(np.asarray(plastic, dtype=np.float64), cells.shape)
-    a11 = np.sum(pegs * pegs, axis=1)
-    a22 = np.sum(base * base, axis=1)
-    a12 = np.sum(pegs * base, axis=1)
-    b1 = np.sum(pegs * cells, axis=1)
-    b2 = np.sum(base * cells, axis=1)
-    det = a11 * a22 - a12 * a12
-    safe = np.abs(det) > 1e-12
-    w1 = np.where(safe, (a22 * b1 - a12 * b2) / np.where(safe, det, 1.0), 0.0)
-    w2 = np.where(safe, (a11 * b2 - a12 * b1) / np.where(safe, det, 1.0), 0.0)
-    pred = w1[:, None] * pegs + w2[:, None] * base
-    resid = np.linalg.norm(cells - pred, axis=1) / np.maximum(np.linalg.norm(cells, axis=1), 1e-6)
-    out: BoolArray = safe & (w1 > 0) & (resid <= MIX_RESIDUAL)
-    return out
 
 
 def _components(adj: BoolArray) -> list[NDArray[np.intp]]:
@@ -463,10 +454,14 @@ def _components(adj: BoolArray) -> list[NDArray[np.intp]]:
 @dataclass(frozen=True)
 class Cover:
     """What is covered: cells, code holes (row by row, then the secret), key
-    holes, and per row (then the secret row) whether anything of it is."""
+    holes, and per row (then the secret row) whether anything of it is; which
+    cells the pegs beside them explain, and which code holes a cover reaches
+    but shows a peg unlike it."""
 
     cells: BoolArray
     code: BoolArray
     keys: BoolArray
     rows: BoolArray
     explained: BoolArray
+    #: Code holes within a cover's reach left read: they show a peg unlike the cover.
+    seen: BoolArray

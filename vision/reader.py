@@ -278,6 +278,8 @@ class BoardReader:
             lean=lean,
             edge=f.cell_edge, faint=f.cell_faint, fit_trusted=not reasons,
             bare=unplayed,
+            # Guess holes only: the secret is taken only with nothing over it, and key pegs are too grey to tell from a sleeve.
+            seen=np.concatenate([cc.accepted & self._code_lit[cc.best], np.zeros(p.holes + len(kc.best), dtype=bool)]),
         )
         self.last_cover = cover
         # Beside a found cover, a hole read bare must show as a recess (its unseen part may lie flat over pegs).
@@ -315,7 +317,7 @@ class BoardReader:
             # holes narrowed (or read as the dark peg whose sheen shows), bare ones doubted where a peg shows.
             guesses = dark_pegs.narrow(
                 guesses, frame, loc, self.sampler.code_centres_mm[:n_guess], f.code_plastic[:n_guess], per_row=p.holes,
-                in_play=~not_in_play[:n_guess], sure=cc.accepted & ~cover.code[:n_guess], kinds=self._dark_kinds,
+                in_play=~not_in_play[:n_guess], sure=cc.accepted & ~cover.code[:n_guess] & ~cover.seen[:n_guess], kinds=self._dark_kinds,
             )
         guesses = doubt_flat(guesses, code_flat)
         # Only where a look may differ: holes read as pegs, and the secret's.
