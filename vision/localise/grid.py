@@ -178,7 +178,7 @@ def _edge_map(gray: NDArray[np.float32]) -> NDArray[np.float32]:
     return mag
 
 
-def _hole_edges(
+def hole_edges(
     profile: BoardProfile,
     frame: NDArray[np.uint8],
     image_to_board: NDArray[np.float64],
@@ -226,7 +226,7 @@ def measure_grid(
     responses), the patch is correlated with a ring of the hole's size, and
     the peak's sub-pixel offset is the row's shift.
     """
-    edges, (x0, y0) = _hole_edges(
+    edges, (x0, y0) = hole_edges(
         profile, frame, image_to_board, np.array(profile.all_hole_centres_mm()), search_mm, px_per_mm, warp
     )
     s = math.ceil(search_mm * px_per_mm)
@@ -236,7 +236,7 @@ def measure_grid(
     )
     # A broad ring covers both the peg's rim and the narrower bare hole; a
     # board whose bare holes are much narrower gets a second ring for them.
-    kernels = [_kernel(d, px_per_mm, hole_ring, single=single) for d, _ in kinds]
+    kernels = [hole_kernel(d, px_per_mm, hole_ring, single=single) for d, _ in kinds]
     n = profile.rows
     shifts = np.full((n, 2), np.nan)
     contrast = np.zeros(n)
@@ -261,7 +261,7 @@ def measure_grid(
     return GridFit(shifts, contrast, centres, float(np.median(contrast)), part_shift, part_contrast)
 
 
-def _kernel(d: float, px_per_mm: float, hole_ring: float | None, *, single: bool = False) -> NDArray[np.float32]:
+def hole_kernel(d: float, px_per_mm: float, hole_ring: float | None = None, *, single: bool = False) -> NDArray[np.float32]:
     """The ring kernel for holes of head diameter ``d``; two rings when the bare hole is narrower
     (``single``: the bare hole's ring alone)."""
     head = _ring_kernel(round(HEAD_RING * d * px_per_mm, 2), round(max(0.8, 0.35 * HEAD_RING * d * px_per_mm), 2))
@@ -329,7 +329,7 @@ def per_hole(
     px_per_mm: float = GRID_PX_PER_MM,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Each hole searched on its own: (N×2 shift in mm, N contrast)."""
-    edges, (x0, y0) = _hole_edges(profile, frame, image_to_board, pts, search_mm, px_per_mm)
+    edges, (x0, y0) = hole_edges(profile, frame, image_to_board, pts, search_mm, px_per_mm)
     s = math.ceil(search_mm * px_per_mm)
     shifts = np.zeros((len(pts), 2))
     contrast = np.zeros(len(pts))

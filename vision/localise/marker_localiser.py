@@ -44,6 +44,7 @@ from pegwatch.vision.localise.outline import (
 )
 from pegwatch.vision.localise.plumb import bend_to_markers_and_edges, frame_bend
 from pegwatch.vision.localise.still import StillWindows, marker_windows, within
+from pegwatch.vision.localise.stretch import stretched
 from pegwatch.vision.localise.warp import ImageWarp, LensWarp, RadialWarp, to_ideal, to_image
 from pegwatch.vision.markers import (
     DetectedMarker,
@@ -409,7 +410,7 @@ class MarkerLocaliser:
         outline = outline_error_mm(edges)
         if self.refine:
             start = REFINE_BENT_FROM_MM if sure_bend else REFINE_FROM_MM
-            h2, fit = refine_to_grid(self.profile, frame, h, min_shift_mm=start, warp=warp)
+            h2, fit = refine_to_grid(self.profile, frame, stretched(self.profile, frame, h, used, warp), min_shift_mm=start, warp=warp)
             worst = worst_residual(fit)
             if not math.isnan(worst):
                 if h2 is not h:
