@@ -274,12 +274,23 @@ def test_a_hole_pattern_in_place_in_every_row_holds_the_board():
     def fit(shifts: list[tuple[float, float]]) -> GridFit:
         return _grid_fit(p, shifts)
 
+    nan = (float("nan"), float("nan"))
     near = [(0.3, -0.2)] * p.rows
     assert fit(near).holds_whole_board(p)
-    unclear = [*near[:5], (float("nan"), float("nan")), *near[6:]]
-    assert not fit(unclear).holds_whole_board(p)  # a slip may hide in a row that gave no answer
     off = [*near[:11], (1.5, 1.0)]
     assert not fit(off).holds_whole_board(p)  # 1.8 mm: more than a quarter of 7 mm
+    # A row under a hand, its neighbours in place: a slip would show beside it.
+    assert fit([*near[:5], nan, *near[6:]]).holds_whole_board(p)
+    assert fit([*near[:5], nan, *near[6:9], nan, *near[10:]]).holds_whole_board(p)
+    assert not fit([*near[:5], nan, nan, *near[7:]]).holds_whole_board(p)  # two side by side: too much unseen
+    # A silent end row is held where the two rows before it put it.
+    assert fit([*near[:11], nan]).holds_whole_board(p) and fit([nan, *near[1:]]).holds_whole_board(p)
+    steep = [*near[:9], (0.3, -0.2), (1.5, -0.2), nan]  # the line through rows 10 and 11 puts row 12 2.7 mm off
+    assert not fit(steep).holds_whole_board(p)
+    # A fit that slipped by a repeat (7 mm) at the far end: the rows between lie a fraction of it off,
+    # folded onto the nearest hole; a silent row among them hides nothing.
+    slipped = [(((7.0 * k / (p.rows - 1)) + 3.5) % 7.0 - 3.5, 0.0) for k in range(p.rows)]
+    assert not fit([*slipped[:6], nan, *slipped[7:]]).holds_whole_board(p)
 
 
 def test_a_hole_pattern_with_rows_under_a_hand_confirms_a_fit_only_on_a_line_through_its_ends():

@@ -100,15 +100,31 @@ class GridFit:
         repeat off lines up as well. But it can confirm a fit that two markers
         at one end extrapolate to the other. A fit that slipped by a repeat at
         the far end and not at the near one would put the rows between a
-        fraction of a repeat off where they show. So every row must have
-        answered clearly, each within a quarter of the pattern's shortest
-        repeat of where the fit puts it (a row's holes and key holes one pitch
-        over, or the next row): a quarter leaves as much again for a head's
-        lean before any row could sit half-way to a slip.
+        fraction of a repeat off where they show. So every row that answered
+        clearly must lie within a quarter of the pattern's shortest repeat of
+        where the fit puts it (a row's holes and key holes one pitch over, or
+        the next row): a quarter leaves as much again for a head's lean before
+        any row could sit half-way to a slip.
+
+        A row may give no answer (a hand over it) where both its neighbours
+        answered: a fit's error is smooth along the board, and a slip would
+        show in the rows beside it, which lie between it and the rows that
+        answered in place. An end row that gave none is held when the line
+        through the two rows before it puts it within the same quarter. Two
+        silent rows side by side leave too much unseen.
         """
-        if not len(self.row_shift_mm) or not self.clear_rows.all() or not np.all(np.isfinite(self.row_shift_mm)):
+        n = len(self.row_shift_mm)
+        answered = self.clear_rows & np.all(np.isfinite(self.row_shift_mm), axis=1)
+        bound = shortest_repeat_mm(profile) / 4
+        if n < 3 or np.any(np.linalg.norm(self.row_shift_mm[answered], axis=1) > bound):
             return False
-        return bool(np.max(np.linalg.norm(self.row_shift_mm, axis=1)) <= shortest_repeat_mm(profile) / 4)
+        silent = ~answered
+        if np.any(silent[1:] & silent[:-1]):
+            return False
+        for end, nxt, after in ((0, 1, 2), (n - 1, n - 2, n - 3)):
+            if silent[end] and not np.linalg.norm(2 * self.row_shift_mm[nxt] - self.row_shift_mm[after]) <= bound:
+                return False
+        return True
 
     def confirms_fit(self, profile: BoardProfile) -> bool:
         """Whether the pattern confirms a fit that the board's four edges placed, though hands may hide rows.
