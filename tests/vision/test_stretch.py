@@ -43,6 +43,17 @@ def test_a_far_end_rows_off_is_stretched_back_onto_the_pattern(board, factor):
     assert _worst_mm(p, out, got) < 0.8
 
 
+def test_markers_along_one_long_side_stretch_the_fit_across_the_board(board):
+    """The top markers (0 and 1) leave the bottom edge to extrapolation."""
+    p, out, true = board
+    anchor = float(np.mean([m.centre_mm[1] for m in p.markers if m.id in (0, 1)]))
+    s = np.eye(3)
+    s[1, 1], s[1, 2] = 1.1, -anchor * 0.1
+    off = s @ true
+    assert _worst_mm(p, out, off) > 5.0
+    assert _worst_mm(p, out, stretched(p, out.image, off, (0, 1))) < 0.8
+
+
 def test_markers_that_span_the_board_leave_the_fit_alone(board):
     p, out, true = board
     off = _along(p, 0.05) @ true

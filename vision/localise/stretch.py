@@ -79,18 +79,23 @@ def _stretch_along(
     far = float(np.max(np.abs(holes[:, axis] - anchor)))
     ppm = GRID_PX_PER_MM
     edges, (x0, y0) = hole_edges(profile, frame, h, holes, STRETCH_RANGE * far + 2.0, ppm, warp)
-    responses = [
-        np.asarray(cv2.filter2D(edges, cv2.CV_32F, hole_kernel(d, ppm), borderType=cv2.BORDER_CONSTANT))
-        for d in (profile.code_hole_diameter_mm, profile.key_hole_diameter_mm)
-    ]
+    if axis == 1:  # stretch along the map's rows: the same as along x on the transposed map
+        edges, (x0, y0) = np.ascontiguousarray(edges.T), (y0, x0)
     factors = np.arange(-STRETCH_RANGE, STRETCH_RANGE + STRETCH_STEP / 2, STRETCH_STEP)
     # Where each hole lies on the edge map under each stretch: (stretches, holes).
     along = anchor + (holes[None, :, axis] - anchor) * (1.0 + factors[:, None])
-    across = np.broadcast_to(holes[None, :, 1 - axis], along.shape)
-    xs, ys = (along, across) if axis == 0 else (across, along)
-    ix = np.clip(np.rint((xs - x0) * ppm).astype(np.intp), 0, edges.shape[1] - 1)
-    iy = np.clip(np.rint((ys - y0) * ppm).astype(np.intp), 0, edges.shape[0] - 1)
-    scores = np.where(kinds[None, :], responses[1][iy, ix], responses[0][iy, ix]).sum(axis=1)
+    ix = np.clip(np.rint((along - x0) * ppm).astype(np.intp), 0, edges.shape[1] - 1)
+    iy = np.rint((holes[:, 1 - axis] - y0) * ppm).astype(np.intp)
+    scores = np.zeros(len(factors))
+    # A stretch moves the holes along their lines only: the rings' response is needed on those lines alone.
+    for kind, diameter in ((False, profile.code_hole_diameter_mm), (True, profile.key_hole_diameter_mm)):
+        kernel = hole_kernel(diameter, ppm)
+        half = kernel.shape[0] // 2
+        padded = cv2.copyMakeBorder(edges, half, half, half, half, cv2.BORDER_CONSTANT, value=0)
+        for y in np.unique(iy[kinds == kind]):
+            line = cv2.matchTemplate(padded[y : y + 2 * half + 1], kernel, cv2.TM_CCORR)[0]
+            on = (kinds == kind) & (iy == y)
+            scores += line[ix[:, on]].sum(axis=1)
     best = int(np.argmax(scores))
     if best in (0, len(factors) - 1) or abs(factors[best]) < STRETCH_STEP / 2:
         return h
