@@ -17,10 +17,17 @@ from pegwatch.hub.broker import MOSQUITTO, MosquittoBroker
 
 
 @pytest.fixture
-def broker(tmp_path: Path):
-    """A running Mosquitto: tables 1-4 of tournament ``mso`` and the ``hub`` user."""
-    if not Path(MOSQUITTO).exists() and shutil.which("mosquitto") is None:
+def mosquitto() -> str:
+    """Mosquitto's executable (the test skips where it is not installed)."""
+    found = MOSQUITTO if Path(MOSQUITTO).exists() else shutil.which("mosquitto")
+    if found is None:
         pytest.skip("Mosquitto is not installed (./dev test installs it with apt)")
+    return found
+
+
+@pytest.fixture
+def broker(tmp_path: Path, mosquitto: str):
+    """A running Mosquitto: tables 1-4 of tournament ``mso`` and the ``hub`` user."""
     with MosquittoBroker(tables=list(TABLES), tournament=TOURNAMENT, directory=tmp_path / "broker") as running:
         yield running
 

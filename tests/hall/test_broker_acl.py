@@ -140,7 +140,7 @@ def test_a_broker_whose_port_is_taken_says_so(broker) -> None:
             broker.start(timeout=3.0)
 
 
-def test_tls_is_a_setting_a_table_publishes_over_mqtts(tmp_path: Path) -> None:
+def test_tls_is_a_setting_a_table_publishes_over_mqtts(tmp_path: Path, mosquitto: str) -> None:
     import shutil
     import subprocess
 
@@ -183,7 +183,7 @@ def test_tls_is_a_setting_a_table_publishes_over_mqtts(tmp_path: Path) -> None:
             hub.close()
 
 
-def test_the_written_config_runs_as_written(tmp_path: Path) -> None:
+def test_the_written_config_runs_as_written(tmp_path: Path, mosquitto: str) -> None:
     """What docs/hall.md and the README do: write_config, then `mosquitto -c` (started by root,
     Mosquitto reads the password file and the ACL as the user it drops to)."""
     import os
@@ -200,7 +200,7 @@ def test_the_written_config_runs_as_written(tmp_path: Path) -> None:
     conf = write_config(folder / "hall", tables={"1": "pw-1"}, hub_password="pw-hub", tournament=TOURNAMENT,
                         port=port, host="127.0.0.1")
     os.chmod(folder / "hall", 0o755)
-    process = subprocess.Popen(["/usr/sbin/mosquitto", "-c", str(conf)], stdout=subprocess.DEVNULL,
+    process = subprocess.Popen([mosquitto, "-c", str(conf)], stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE)
     try:
         address = SimpleNamespace(host="127.0.0.1", port=port)  # where the listener connects
