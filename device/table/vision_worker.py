@@ -253,8 +253,7 @@ class VisionWorker:
             if known is not None and known[1] == "exact":
                 # The keys are counted, the same and still; the holes' doubt
                 # was the guess's to settle: no need to wait for the give-up.
-                return {**base, **self._row_payload(row), **self._bounds_payload(row), **known_payload(known),
-                        "status": p.bad}
+                return {**base, **self._row_payload(row), **known_payload(known), "status": p.bad}
             return self._give_up(p, base, request)
         p.value = value
         p.best = row
