@@ -52,13 +52,17 @@ import numpy as np
 
 from pegwatch.device.table.row_values import secret_value
 from pegwatch.device.table.vision_worker import Submit, VisionWorker
-from pegwatch.rules.bounded import BoundedRow, CountRange, Judgement
-from pegwatch.rules.bounded import judge_row as judge_bounded
+from pegwatch.rules.bounded import BoundedRow, CountRange
 from pegwatch.rules.flow import ReadPhase, ReadRequest
 from pegwatch.rules.flow.state import code_of, count_ranges, holes_of
 from pegwatch.simulation.pbr.sensor import recapture
 from pegwatch.simulation.pbr.testbed import case_inputs, parse_cases, pbr_set, truth_secret
-from pegwatch.simulation.pbr.yardstick import MISMARK, NOT_MARKED, UNSURE, judge_row, variant_of
+from pegwatch.simulation.pbr.yardstick import (
+    MISMARK,
+    NOT_MARKED,
+    bounded_verdict,
+    judge_row,
+)
 from pegwatch.vision.calibrate import calibrate, truth_from_record
 from pegwatch.vision.profile import BoardProfile
 from pegwatch.vision.reader import BoardReader
@@ -94,11 +98,7 @@ def verdict_of(profile: BoardProfile, secret: tuple[str, ...], guess: Mapping[st
         black, white = count_ranges(marks, n)
     else:
         return TO_ARBITER
-    row = BoundedRow(holes, black, white)
-    if not row.marks_pairs(n):
-        return UNSURE
-    verdict = judge_bounded(secret, row, variant_of(profile)).verdict
-    return MISMARK if verdict is Judgement.MISMARK else "clear" if verdict is Judgement.CORRECT else UNSURE
+    return bounded_verdict(profile, secret, BoundedRow(holes, black, white))
 
 
 def answer_kind(guess: Mapping[str, Any] | None, marks: Mapping[str, Any] | None) -> str:

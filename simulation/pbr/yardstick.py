@@ -79,10 +79,15 @@ def judge_row(profile: BoardProfile, secret: Sequence[str], row: RowReading, *, 
         return UNSURE
     if any(h.is_certain and h.colour == EMPTY for h in row.holes) and not profile.blanks:
         return NOT_MARKED  # pegs still being placed
-    bounded = BoundedRow(tuple(h.possible for h in row.holes), black, white)
-    if not bounded.marks_pairs(profile.holes):
+    return bounded_verdict(profile, secret, BoundedRow(tuple(h.possible for h in row.holes), black, white))
+
+
+def bounded_verdict(profile: BoardProfile, secret: Sequence[str], row: BoundedRow) -> str:
+    """The rules core's verdict on a row known within bounds: mismark, clear or unsure
+    (unsure too when its key counts cannot pair with the holes)."""
+    if not row.marks_pairs(profile.holes):
         return UNSURE
-    verdict = bounded_judge_row(tuple(secret), bounded, variant_of(profile)).verdict
+    verdict = bounded_judge_row(tuple(secret), row, variant_of(profile)).verdict
     return MISMARK if verdict is Judgement.MISMARK else CLEAR if verdict is Judgement.CORRECT else UNSURE
 
 
