@@ -89,6 +89,16 @@ SHEEN_QUANTILE = 0.98
 #: frame's highest bare hole.
 SHEEN_MARGIN = 0.5
 
+#: A dark peg's dome stands in relief: its lit top, its shaded flank and
+#: the shadow it casts span a wider range of light over its core than a
+#: bare hole's rim and floor do. The core's relief is the spread between
+#: these quantiles of its pixels' light (natural log, the channels' mean:
+#: a tint moves both ends alike) ...
+RELIEF_QUANTILES = (0.05, 0.95)
+#: ... and a hole stands in relief when its relief lies this much above
+#: the frame's highest bare hole's.
+RELIEF_MARGIN = 0.5
+
 _BLOCKS = DiscPixels(BLOCK_RADIUS_MM, BLOCK_SAMPLES_PER_MM)
 _CORES = DiscPixels(SHEEN_RADIUS_MM, 2.0)
 
@@ -149,12 +159,34 @@ def sheen_scores(
     return out
 
 
-def shines(scores: FloatArray, references: BoolArray) -> BoolArray:
-    """Per hole, whether its core shines above every bare hole of the frame by SHEEN_MARGIN."""
+def relief_scores(
+    frame: NDArray[np.uint8], loc: Localisation, centres_mm: FloatArray, plastic_linear: FloatArray
+) -> FloatArray:
+    """Per hole, the spread of its core's light (:data:`RELIEF_QUANTILES`, over the plastic's light)."""
+    idx = _CORES.indices(loc, centres_mm, frame.shape[:2])
+    light = _over_plastic(frame, idx, plastic_linear).mean(axis=2)
+    lo, hi = np.quantile(light, RELIEF_QUANTILES, axis=1)
+    out: FloatArray = (hi - lo).astype(np.float64)
+    return out
+
+
+def _above_every_bare(scores: FloatArray, references: BoolArray, margin: float) -> BoolArray:
+    """Per hole, whether its score lies ``margin`` above every bare hole's of the frame (the highest,
+    not the second: a peg read where there is none is the dangerous side); none with too few."""
     if int(references.sum()) < MIN_REFERENCES:
         return np.zeros(len(scores), dtype=bool)
-    out: BoolArray = scores > float(scores[references].max()) + SHEEN_MARGIN
+    out: BoolArray = scores > float(scores[references].max()) + margin
     return out
+
+
+def shines(scores: FloatArray, references: BoolArray) -> BoolArray:
+    """Per hole, whether its core shines above every bare hole of the frame by SHEEN_MARGIN."""
+    return _above_every_bare(scores, references, SHEEN_MARGIN)
+
+
+def in_relief(scores: FloatArray, references: BoolArray) -> BoolArray:
+    """Per hole, whether its core's relief lies above every bare hole's of the frame by RELIEF_MARGIN."""
+    return _above_every_bare(scores, references, RELIEF_MARGIN)
 
 
 def _above_bare(scores: FloatArray, references: BoolArray, margin: float) -> BoolArray:
@@ -261,17 +293,21 @@ def narrow(
     no_colour = ruled_out(chroma, bare, sure & in_play & np.isin(read, list(kinds.chromatic)))
     no_white = ruled_out(white, bare, sure & in_play & np.isin(read, list(kinds.white)))
     dark = no_brighter_than_bare(white, bare)
+    peg_shows: BoolArray | None = None
     for i in (i for i in doubtful if dark[i]):
         drop = (kinds.chromatic if no_colour[i] else frozenset()) | (kinds.white if no_white[i] else frozenset())
         kept = tuple((c, pr) for c, pr in holes[i].candidates if c not in drop)
-        if not drop or not kept:
+        if not kept:
             continue
-        out[i] = replace(holes[i], candidates=kept)
+        if len(kept) < len(holes[i].candidates):
+            out[i] = replace(holes[i], candidates=kept)
         pegs = {c for c, _ in kept} - {EMPTY}
         if len(pegs) == 1 and len(kept) == 2:
-            if sheen is None:
-                sheen = shines(sheen_scores(frame, loc, centres_mm, plastic_linear), bare)
-            if sheen[i]:
+            if peg_shows is None:
+                if sheen is None:
+                    sheen = shines(sheen_scores(frame, loc, centres_mm, plastic_linear), bare)
+                peg_shows = sheen | in_relief(relief_scores(frame, loc, centres_mm, plastic_linear), bare)
+            if peg_shows[i]:
                 total = sum(pr for _, pr in holes[i].candidates)
                 out[i] = HoleReading(pegs.pop(), sum(pr for _, pr in kept) / max(total, 1e-9))
     return out

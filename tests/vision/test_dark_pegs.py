@@ -1,5 +1,5 @@
 """A doubtful dark hole whose block shows no colour and nothing white holds a dark peg or nothing;
-one whose core shines above every bare hole of the frame holds the peg.
+one whose core shines, or stands in relief, above every bare hole of the frame holds the peg.
 
 On the physically based set, black pegs on a dark board, in a light other
 than the calibration's, lay about as far from every colour's class as
@@ -7,7 +7,9 @@ from black's: the colour model ruled none out, and a row with one such
 hole had eight colours to try there and went unjudged. A chromatic or a
 white peg fills most of a disc round its hole and shows there as no black
 peg and no bare hole does; a glossy black peg's dome catches the light,
-which a bare hole's recess does not (vision.dark_pegs).
+which a bare hole's recess does not; and its dome's lit top, shaded flank
+and cast shadow span a wider range of light than a recess's rim and floor
+(vision.dark_pegs).
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from pegwatch.vision.colour import lab_to_linear_bgr
 from pegwatch.vision.dark_pegs import (
     COLOUR_WHITE_MARGIN,
     MARGIN,
+    RELIEF_MARGIN,
     SHEEN_MARGIN,
     WITNESS_MARGIN,
+    in_relief,
     no_brighter_than_bare,
     ruled_out,
     shines,
@@ -62,6 +66,13 @@ def test_a_hole_shines_above_every_bare_hole_by_a_margin():
     assert not shines(scores, mask(7, 0, 1, 2)).any()  # too few bare holes to judge the frame by
 
 
+def test_a_hole_stands_in_relief_above_every_bare_hole_by_a_margin():
+    scores = np.array([0.4, 0.5, 0.3, 0.6, 0.6 + RELIEF_MARGIN - 0.01, 0.6 + RELIEF_MARGIN + 0.01, 2.0])
+    refs = mask(7, 0, 1, 2, 3)
+    assert np.flatnonzero(in_relief(scores, refs)).tolist() == [5, 6]
+    assert not in_relief(scores, mask(7, 0, 1, 2)).any()  # too few bare holes to judge the frame by
+
+
 def _code_plastic(reader, board, cal):
     """The reader's last fit and the plastic's light at each code hole in it (as the reader measures them)."""
     loc = reader.last_localisation
@@ -71,14 +82,25 @@ def _code_plastic(reader, board, cal):
     return loc, f.code_plastic
 
 
-def _with_and_without_sheen(p, cal, board, monkeypatch, at_ns):
-    """The board read by a reader, and by one without the sheen's proof: (the reader, its reading, the plain one)."""
-    reader = BoardReader(p, cal)
-    reading = reader.read(board.image, at_ns=at_ns)
+def _with_and_without(proof, p, cal, board, monkeypatch, at_ns):
+    """The board read with one dark peg's proof alone (``proof``: "SHEEN" or "RELIEF"), and with
+    neither: (the reader, with, without)."""
+    other = {"SHEEN": "RELIEF", "RELIEF": "SHEEN"}[proof]
     with monkeypatch.context() as m:
-        m.setattr(dark_pegs, "SHEEN_MARGIN", np.inf)
+        m.setattr(dark_pegs, f"{other}_MARGIN", np.inf)
+        reader = BoardReader(p, cal)
+        reading = reader.read(board.image, at_ns=at_ns)
+        m.setattr(dark_pegs, f"{proof}_MARGIN", np.inf)
         plain = BoardReader(p, cal).read(board.image, at_ns=at_ns)
     return reader, reading, plain
+
+
+def _with_and_without_sheen(p, cal, board, monkeypatch, at_ns):
+    return _with_and_without("SHEEN", p, cal, board, monkeypatch, at_ns)
+
+
+def _relief_only(p, cal, board, monkeypatch, at_ns):
+    return _with_and_without("RELIEF", p, cal, board, monkeypatch, at_ns)
 
 
 def _case_7_in_play(pbr):
@@ -115,9 +137,10 @@ def _truth(board, p):
 
 
 @pytest.fixture
-def no_sheen(monkeypatch):
-    """The reader without the sheen's proof: the doubtful dark holes stay doubtful."""
+def no_proof(monkeypatch):
+    """The reader without the sheen's proof or the relief's: the doubtful dark holes stay doubtful."""
     monkeypatch.setattr(dark_pegs, "SHEEN_MARGIN", np.inf)
+    monkeypatch.setattr(dark_pegs, "RELIEF_MARGIN", np.inf)
 
 
 def _narrowed(reading):
@@ -127,7 +150,7 @@ def _narrowed(reading):
     ]
 
 
-def test_every_hole_narrowed_to_a_dark_peg_on_the_physically_based_boards_is_one(pbr, no_sheen):
+def test_every_hole_narrowed_to_a_dark_peg_on_the_physically_based_boards_is_one(pbr, no_proof):
     table, cal, cases = pbr
     p = table.profile
     narrowed = 0
@@ -140,7 +163,7 @@ def test_every_hole_narrowed_to_a_dark_peg_on_the_physically_based_boards_is_one
     assert narrowed >= 5
 
 
-def test_a_coloured_or_grey_thing_over_the_hole_keeps_its_colours(pbr, no_sheen):
+def test_a_coloured_or_grey_thing_over_the_hole_keeps_its_colours(pbr, no_proof):
     table, cal, cases = pbr
     p = table.profile
     board = next(b for b in cases if b.meta["index"] == 7)
@@ -158,7 +181,7 @@ def test_a_coloured_or_grey_thing_over_the_hole_keeps_its_colours(pbr, no_sheen)
         assert got.is_certain or set(got.possible or ("red",)) - {"black", "empty"}, paint
 
 
-def test_scores_see_colour_and_white_where_a_black_peg_shows_neither(pbr, no_sheen):
+def test_scores_see_colour_and_white_where_a_black_peg_shows_neither(pbr, no_proof):
     table, cal, cases = pbr
     p = table.profile
     board = next(b for b in cases if b.meta["index"] == 7)
@@ -181,54 +204,80 @@ def test_scores_see_colour_and_white_where_a_black_peg_shows_neither(pbr, no_she
 
 
 def _proved(reading, plain):
-    """Holes the sheen read as a dark peg: doubtful without it."""
+    """Holes a proof read as a dark peg: doubtful without it."""
     narrowed = set(_narrowed(plain))
     return [(r, k) for r, k in narrowed if reading.row(r).holes[k].is_certain]
 
 
-def test_every_hole_the_sheen_reads_as_a_dark_peg_is_one(pbr, monkeypatch):
+def _first_proved(pbr, monkeypatch, reads, proof):
+    """The first hole of the cached boards that ``reads`` (:func:`_with_and_without_sheen` or
+    :func:`_relief_only`) proves a dark peg: (the board, the fit, the plastic's light and the centres
+    of the guess holes, the bare holes of rows 9 on read surely, the hole's index)."""
     table, cal, cases = pbr
     p = table.profile
-    proved = 0
-    for i, board in enumerate(cases):
-        _reader, reading, plain = _with_and_without_sheen(p, cal, board, monkeypatch, i)
-        truth = truth_from_record(board.truth, p, where="truth")
-        for row, k in _proved(reading, plain):
-            got = reading.row(row).holes[k].colour
-            assert got == truth.row(row).holes[k].colour == "black", f"case {board.meta['index']} row {row}"
-            proved += 1
-    assert proved >= 3
+    for board in cases:
+        reader, reading, plain = reads(p, cal, board, monkeypatch, 1)
+        proved = _proved(reading, plain)
+        if proved:
+            break
+    else:
+        pytest.fail(f"no hole proved a peg by its {proof}")
+    row, k = proved[0]
+    loc, plastic = _code_plastic(reader, board, cal)
+    n = p.rows * p.holes
+    refs = np.array([h.colour == "empty" and h.is_certain for r in reading.rows for h in r.holes]) & (np.arange(n) // p.holes >= 8)
+    assert refs.sum() >= 4
+    return board, loc, plastic[:n], reader.sampler.code_centres_mm[:n], refs, (row - 1) * p.holes + k
 
 
 def test_a_proved_peg_without_its_highlight_does_not_shine(pbr, monkeypatch):
     """The proof is the dome's highlight: the same hole with its core's bright pixels dulled to the
     core's median (a matte dark disc, as a bare hole's recess is) scores with the frame's bare holes."""
-    table, cal, cases = pbr
-    p = table.profile
-    for board in cases:
-        reader, reading, plain = _with_and_without_sheen(p, cal, board, monkeypatch, 1)
-        proved = _proved(reading, plain)
-        if proved:
-            break
-    else:
-        pytest.fail("no hole proved a peg by its sheen")
-    row, k = proved[0]
-    loc, plastic = _code_plastic(reader, board, cal)
-    n = p.rows * p.holes
-    centres = reader.sampler.code_centres_mm[:n]
-    refs = np.array([h.colour == "empty" and h.is_certain for r in reading.rows for h in r.holes]) & (np.arange(n) // p.holes >= 8)
-    assert refs.sum() >= 4
-    target = (row - 1) * p.holes + k
+    board, loc, plastic, centres, refs, target = _first_proved(pbr, monkeypatch, _with_and_without_sheen, "sheen")
     (cx, cy), (ex, _ey) = loc.to_image(np.array([centres[target], centres[target] + (dark_pegs.SHEEN_RADIUS_MM + 0.5, 0)]))
     frame = board.image.copy()
     inside = np.zeros(frame.shape[:2], dtype=np.uint8)
     cv2.circle(inside, (round(cx), round(cy)), max(3, round(ex - cx)), 1, -1)
     core = frame[inside == 1]
     frame[inside == 1] = np.minimum(core, np.median(core, axis=0)).astype(np.uint8)
-    before = dark_pegs.sheen_scores(board.image, loc, centres, plastic[:n])
-    after = dark_pegs.sheen_scores(frame, loc, centres, plastic[:n])
+    before = dark_pegs.sheen_scores(board.image, loc, centres, plastic)
+    after = dark_pegs.sheen_scores(frame, loc, centres, plastic)
     assert dark_pegs.shines(before, refs)[target]
     assert not dark_pegs.shines(after, refs)[target]
+
+
+
+
+@pytest.mark.parametrize(("reads", "least"), [(_with_and_without_sheen, 3), (_relief_only, 2)], ids=["sheen", "relief"])
+def test_every_hole_a_proof_reads_as_a_dark_peg_is_one(pbr, monkeypatch, reads, least):
+    table, cal, cases = pbr
+    p = table.profile
+    proved = 0
+    for i, board in enumerate(cases):
+        _reader, reading, plain = reads(p, cal, board, monkeypatch, i)
+        truth = truth_from_record(board.truth, p, where="truth")
+        for row, k in _proved(reading, plain):
+            got = reading.row(row).holes[k].colour
+            assert got == truth.row(row).holes[k].colour == "black", f"case {board.meta['index']} row {row}"
+            proved += 1
+    assert proved >= least
+
+
+def test_a_bare_hole_in_a_proved_peg_s_place_stands_in_no_relief(pbr, monkeypatch):
+    """The proof is the dome's relief: a bare hole of the frame copied over the proved peg (its rim,
+    floor and the plastic round it) scores with the frame's bare holes."""
+    board, loc, plastic, centres, refs, target = _first_proved(pbr, monkeypatch, _relief_only, "relief")
+    holes = pbr[0].profile.holes
+    # A bare reference of the same column: as far from the board's edge, in much the same light.
+    source = int(np.flatnonzero(refs & (np.arange(len(refs)) % holes == target % holes))[0])
+    (tx, ty), (sx, sy), (ex, _ey) = np.rint(loc.to_image(np.array([centres[target], centres[source], centres[target] + (4.0, 0)]))).astype(int)
+    half = max(4, int(ex - tx))
+    frame = board.image.copy()
+    frame[ty - half : ty + half + 1, tx - half : tx + half + 1] = board.image[sy - half : sy + half + 1, sx - half : sx + half + 1]
+    before = dark_pegs.relief_scores(board.image, loc, centres, plastic)
+    after = dark_pegs.relief_scores(frame, loc, centres, plastic)
+    assert dark_pegs.in_relief(before, refs)[target]
+    assert not dark_pegs.in_relief(after, refs)[target]
 
 
 def test_a_block_shows_a_peg_above_the_bare_holes_or_by_its_sheen():
