@@ -31,6 +31,14 @@ by one that is, through the contrast the calibration measured for both.
 A frame that cannot show that (a light board, black key pegs, no marked
 row yet) proves nothing, and its bare key holes are what they were.
 
+A frame with every row in play (a game gone to its last rows) has no
+bare key hole to judge by. Its bare blocks are then blocks of the bare
+plastic beside the key holes (the profile's plastic regions wide enough
+to hold one): a bare key hole's block is plastic with a dark recess in
+it, and its score, the bright end, is the plastic's. On seed 3's 400
+boards the frame's bare key blocks' second highest lay within 0.2 of
+the plastic blocks' (median 0.02).
+
 The bare blocks alone tell one that shows a key peg standing: it scores
 above their bound by as much as every key peg read surely must. The reader lets a
 key hole read bare, or not at all, hold the peg its head's place shows
@@ -71,8 +79,10 @@ BARE_MARGIN = 0.2
 #: for the frame to count as showing its pegs.
 WITNESS_MARGIN = 0.3
 #: Fewer bare reference rows than this say too little about the frame (the
-#: row next to play is one).
+#: row next to play is one) ...
 MIN_REFERENCE_ROWS = 1
+#: ... and so do fewer blocks of bare plastic than this, in their stead.
+MIN_PLASTIC_BLOCKS = 4
 
 _BLOCKS = DiscPixels(BLOCK_MARGIN_MM, BLOCK_SAMPLES_PER_MM)
 
@@ -137,6 +147,18 @@ def judge_blocks(
     return bare, standing
 
 
+def plastic_blocks_mm(profile: BoardProfile) -> FloatArray:
+    """Centres (mm) of blocks wholly on the profile's bare plastic: along the middle of each plastic
+    region that can hold a block, one a block's width apart."""
+    d = 2 * BLOCK_MARGIN_MM
+    centres = [
+        (cx, y + h / 2)
+        for x, y, w, h in profile.plastic_regions_mm if min(w, h) >= d
+        for cx in np.arange(x + BLOCK_MARGIN_MM, x + w - BLOCK_MARGIN_MM + 1e-9, d)
+    ]
+    return np.asarray(centres, dtype=np.float64).reshape(-1, 2)
+
+
 def key_contrast(model: ColourModel, plastic_linear: Sequence[float], colours: Sequence[str]) -> tuple[float, ...]:
     """Per key colour, how far (natural log) its calibrated class stands above the plastic in its brightest channel."""
     top = class_log_ratios(model, plastic_linear).max(axis=1)
@@ -175,11 +197,17 @@ def key_holes_seen(
     row_bare = bare.reshape(profile.rows, n).all(axis=1)
     need = bare & in_play[rows] & (np.ones(len(names), dtype=bool) if shows is None else shows)
     asked = need.any() or standing_asked is None or bool(standing_asked.any())
-    if not asked or int((row_bare & ~in_play).sum()) < MIN_REFERENCE_ROWS:
-        nothing = np.zeros(len(names), dtype=bool)
+    nothing = np.zeros(len(names), dtype=bool)
+    if not asked:
         return nothing, nothing
     references = row_bare[rows] & ~in_play[rows]
-    witnesses = [sure & in_play[rows] & (names == c) for c in (profile.right_place_key, profile.right_colour_key)]
-    scores = block_scores(frame, loc, centres_mm)
-    bare, standing = judge_blocks(scores, references, witnesses, contrast)
-    return bare & need, standing & in_play[rows]
+    plastic = np.empty((0, 2))
+    if int((row_bare & ~in_play).sum()) < MIN_REFERENCE_ROWS:
+        plastic = plastic_blocks_mm(profile)
+        if len(plastic) < MIN_PLASTIC_BLOCKS:
+            return nothing, nothing
+    m = len(plastic)
+    witnesses = [np.r_[sure & in_play[rows] & (names == c), np.zeros(m, dtype=bool)] for c in (profile.right_place_key, profile.right_colour_key)]
+    scores = block_scores(frame, loc, np.vstack([centres_mm, plastic]))
+    bare, standing = judge_blocks(scores, np.r_[references, np.ones(m, dtype=bool)], witnesses, contrast)
+    return bare[: len(names)] & need, standing[: len(names)] & in_play[rows]

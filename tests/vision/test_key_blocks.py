@@ -10,6 +10,8 @@ tells them apart: a key peg lights part of it wherever it stands.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import cv2
 import numpy as np
 from vision_kit import mask
@@ -18,11 +20,16 @@ import pegwatch.vision.reader as reader_module
 from pegwatch.vision.calibrate import truth_from_record
 from pegwatch.vision.key_blocks import (
     BARE_MARGIN,
+    BLOCK_MARGIN_MM,
+    MIN_PLASTIC_BLOCKS,
     WITNESS_MARGIN,
     block_scores,
     judge_blocks,
     key_contrast,
+    key_holes_seen,
+    plastic_blocks_mm,
 )
+from pegwatch.vision.profile import load_profile, profile_names
 from pegwatch.vision.reader import BoardReader
 from pegwatch.vision.reading import ROW_UNKNOWN, TRUST_FULL
 
@@ -181,3 +188,47 @@ def test_a_hole_that_does_not_show_proves_nothing(pbr, monkeypatch):
     called.clear()
     BoardReader(p, cal).read(frame, at_ns=2)
     assert not called[-1][hole]
+
+
+def test_plastic_blocks_lie_wholly_on_the_profile_s_plastic():
+    for name in profile_names():
+        p = load_profile(name)
+        blocks = plastic_blocks_mm(p)
+        for cx, cy in blocks:
+            assert any(
+                x <= cx - BLOCK_MARGIN_MM and cx + BLOCK_MARGIN_MM <= x + w and y <= cy - BLOCK_MARGIN_MM and cy + BLOCK_MARGIN_MM <= y + h
+                for x, y, w, h in p.plastic_regions_mm
+            ), (name, cx, cy)
+    assert len(plastic_blocks_mm(load_profile("invicta-12x4"))) >= MIN_PLASTIC_BLOCKS
+
+
+def test_a_frame_with_every_row_in_play_judges_by_the_plastic_beside_the_key_holes(pbr, monkeypatch):
+    """A game gone to its last rows leaves no bare key hole to judge by: blocks of the bare plastic
+    stand in for them. Every case read again as if every row were in play: holes are proved bare,
+    never more in a row than it truly leaves bare; without the plastic blocks, none is."""
+    table, cal, cases = pbr
+    p = table.profile
+    asked: list[tuple] = []
+    real = reader_module.key_holes_seen
+
+    def spy(*a, **k):
+        asked.append((a, k))
+        return real(*a, **k)
+
+    monkeypatch.setattr(reader_module, "key_holes_seen", spy)
+    proved = 0
+    for i, board in enumerate(cases):
+        asked.clear()
+        BoardReader(p, cal).read(board.image, at_ns=i)
+        if not asked:
+            continue
+        (profile, frame, loc, centres, names, sure, _in_play), k = asked[-1]
+        every = np.ones(p.rows, dtype=bool)
+        bare, _standing = key_holes_seen(profile, frame, loc, centres, names, sure, every, **k)
+        truth = truth_from_record(board.truth, p, where="truth")
+        for t, n in zip(truth.rows, bare.reshape(p.rows, p.key_holes).sum(axis=1), strict=True):
+            assert n <= p.key_holes - t.keys.black - t.keys.white, f"case {board.meta['index']} row {t.row}"
+            proved += int(n)
+        no_plastic = replace(profile, plastic_regions_mm=())
+        assert not key_holes_seen(no_plastic, frame, loc, centres, names, sure, every, **k)[0].any()
+    assert proved >= 20
