@@ -151,6 +151,7 @@ class BoardReader:
             dark_pegs.dim_classes(
                 self.code_model, calibration.plastic_linear, (str(c) for c in self._code_names[self._code_lit] if c not in self._dark_names)
             ),
+            dark_pegs.weakest_channels(self.code_model, calibration.plastic_linear),
         )
         self.last_localisation: Localisation | None = None
         self._heads = bool(getattr(calibration, "heads_sampled", False))

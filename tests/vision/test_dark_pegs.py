@@ -14,6 +14,8 @@ and cast shadow span a wider range of light than a recess's rim and floor
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import cv2
 import numpy as np
 import pytest
@@ -27,11 +29,14 @@ from pegwatch.vision.dark_pegs import (
     MARGIN,
     RELIEF_MARGIN,
     SHEEN_MARGIN,
+    VOUCH_SHORTFALL,
     WITNESS_MARGIN,
+    Kinds,
     in_relief,
     no_brighter_than_bare,
     ruled_out,
     shines,
+    white_ruled_out,
 )
 from pegwatch.vision.reader import BoardReader
 from pegwatch.vision.reading import UNKNOWN, HoleReading
@@ -50,6 +55,56 @@ def test_a_kind_is_ruled_out_below_the_bare_holes_bound_when_the_frame_shows_it_
     weak = scores.copy()
     weak[2] = bound + WITNESS_MARGIN - 0.01
     assert not ruled_out(weak, refs, witnesses).any()  # the frame's pegs do not stand out enough
+
+
+def test_white_is_ruled_out_with_no_white_peg_where_the_chromatic_pegs_vouch_for_it():
+    """With no white peg read, each chromatic colour read puts a white peg's block at its weakest
+    peg's whiteness plus white's calibrated lead over it; the least of these, less the shortfall,
+    must stand the witness margin above the bare holes' bound."""
+    kinds = Kinds(frozenset({"red", "blue"}), frozenset({"white"}), frozenset({"black", "empty"}),
+                  weakest={"red": -1.0, "blue": -1.2, "white": 0.8})
+    n = 9
+    refs = mask(n, 0, 1, 2, 3)
+    bound = 0.1 + MARGIN  # the bare holes' second highest, plus the margin
+    need = bound + WITNESS_MARGIN + VOUCH_SHORTFALL  # the least estimate that vouches
+    white = np.array([0.0, 0.1, -0.1, 0.1, bound - 0.01, bound + 0.01, 0.0, 0.0, 0.0])
+    read = np.array(["empty"] * 4 + ["unknown"] * 2 + ["red", "blue", "black"], dtype=object)
+    sure = mask(n, 6, 7, 8)
+    lead_red, lead_blue = 0.8 - -1.0, 0.8 - -1.2
+    white[6], white[7] = need - lead_red + 0.01, need - lead_blue + 0.01
+    assert np.flatnonzero(white_ruled_out(white, refs, read, sure, kinds) & ~refs & ~sure).tolist() == [4]
+    short = white.copy()
+    short[7] = need - lead_blue - 0.01  # the blue pegs alone fall short: the least estimate decides
+    assert not white_ruled_out(short, refs, read, sure, kinds).any()
+    assert not white_ruled_out(white, refs, read, mask(n, 8), kinds).any()  # no chromatic peg read
+    assert not white_ruled_out(white, mask(n, 0, 1, 2), read, sure, kinds).any()  # too few bare holes
+    assert not white_ruled_out(white, refs, read, sure, replace(kinds, weakest={})).any()  # nothing calibrated
+    # A white peg read surely witnesses for the frame itself, and the chromatic pegs are not asked.
+    witnessed = np.r_[white[:8], bound + WITNESS_MARGIN + 0.2]
+    read_w = read.copy()
+    read_w[8] = "white"
+    assert np.array_equal(
+        white_ruled_out(witnessed, refs, read_w, sure, kinds), ruled_out(witnessed, refs, mask(n, 8))
+    )
+
+
+def test_the_candidates_the_vouching_drops_are_never_the_truth(pbr, monkeypatch):
+    """On the cached boards, white is dropped where no white peg was read, and never from a white peg."""
+    table, cal, cases = pbr
+    p = table.profile
+    dropped = 0
+    for i, board in enumerate(cases):
+        reading = BoardReader(p, cal).read(board.image, at_ns=i)
+        with monkeypatch.context() as m:
+            m.setattr(dark_pegs, "VOUCH_SHORTFALL", np.inf)
+            plain = BoardReader(p, cal).read(board.image, at_ns=i)
+        truth = truth_from_record(board.truth, p, where="truth")
+        for got, was, t in zip(reading.rows, plain.rows, truth.rows, strict=True):
+            for h, w, th in zip(got.holes, was.holes, t.holes, strict=True):
+                gone = set(w.possible or ()) - set(h.possible or ()) if not h.is_certain else set()
+                assert th.colour not in gone, f"case {board.meta['index']} row {t.row}"
+                dropped += bool(gone)
+    assert dropped >= 3
 
 
 def test_a_dark_peg_is_no_brighter_than_the_bare_holes():
