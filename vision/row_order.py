@@ -4,7 +4,8 @@ A black sleeve over a black board reads as rows of empty holes, and no
 colour or cover test tells it from an empty board. The order of play
 does: a row that shows no peg at all, before one that holds pegs, is not
 bare. The other way round, past a row seen bare and the last peg seen, no
-row holds a peg yet: a hole there that may be bare is.
+row holds a peg yet: a hole there that may be bare is, and a row something
+lies over is empty.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pegwatch.vision.reading import (
     KeyReading,
     RowReading,
     doubt_bare_keys,
+    empty_row,
     unreadable_row,
 )
 from pegwatch.vision.recess import least_recess, rows_near
@@ -263,15 +265,27 @@ def unplayed_read_bare(
     code hole of the guess rows: its disc darker than its ring by ``least``,
     see :func:`covered_flat`), is bare; a row whose code holes are all bare
     holds no key peg (a row is marked only once guessed). A hole that may
-    hold anything or shows no recess (something flat over it), and a row
-    something may lie over, are left as read. Nothing is judged from this:
-    a row without a peg is no guess.
+    hold anything or shows no recess (something flat over it) is left as
+    read. A row something lies over (a hand reaching across the board, or
+    the edge of one over the rows beside it) hides no peg there either, past
+    a row seen bare with no cover beside it (a sleeve's edge over played
+    rows may read bare beside the sleeve): it reads empty, as sure as that
+    row. Nothing is judged from this: a row without a peg is no guess.
     """
     out = list(rows)
     first_bare = next((i for i, row in enumerate(out) if row.status == ROW_EMPTY), None)
     if first_bare is None:
         return out
     last_peg = max((i for i, row in enumerate(out) if _shows_a_peg(row)), default=-1)
+    covered = [row.status == ROW_OCCLUDED for row in out]
+    clear_bare = next(
+        (i for i in range(first_bare, len(out)) if out[i].status == ROW_EMPTY and not any(covered[max(i - 1, 0) : i + 2])),
+        len(out),
+    )
+    for i in range(max(clear_bare, last_peg) + 1, len(out)):
+        if covered[i]:
+            seen_bare = min(h.confidence for h in out[clear_bare].holes)
+            out[i] = empty_row(out[i].row, len(out[i].holes), key_holes, seen_bare)
     for i in range(max(first_bare, last_peg) + 1, len(out)):
         row = out[i]
         if row.status in (ROW_OCCLUDED, ROW_EMPTY):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pegwatch.vision.calibrate import truth_from_record
+from pegwatch.vision.reader import BoardReader
 from pegwatch.vision.reading import (
     EMPTY,
     OCCLUDED,
@@ -16,6 +18,7 @@ from pegwatch.vision.reading import (
     KeyReading,
     RowReading,
     empty_row,
+    unreadable_row,
 )
 from pegwatch.vision.row_order import (
     MIN_HOLE_STEP,
@@ -181,8 +184,34 @@ def test_past_the_game_a_hole_that_may_be_bare_is_bare():
     # Row 4: a hole that may hold anything stays unknown, and so does the row.
     assert [h.colour for h in out[3].holes] == [EMPTY, UNKNOWN, EMPTY, EMPTY] and out[3].status == ROW_UNKNOWN
     assert out[3].keys == rows[3].keys
-    # Something may lie over row 5.
-    assert out[4] == rows[4]
+    # Something lies over row 5: past the game, it hides no peg there.
+    assert out[4] == empty_row(5, 4, 4)  # as sure as row 2, seen bare
+
+
+def test_a_covered_row_past_the_game_reads_empty_one_before_the_last_peg_does_not():
+    """A hand reaching over rows the game has not reached hides no peg. A cover before a row of pegs
+    seen after a bare one may (the bare row may be a sleeve's), and a bare row beside a cover may be
+    the cover's own edge: the game is known to stop only at a bare row with no cover beside it."""
+    covered = [unreadable_row(n, 4, 4, ROW_OCCLUDED) for n in range(1, 9)]
+    rows = [
+        _row(1, ("red", "blue", "green", "yellow")),
+        empty_row(2, 4, 4),
+        covered[2],
+        _row(4, ("black", "blue", "white", "red")),
+        empty_row(5, 4, 4, 0.95),
+        empty_row(6, 4, 4),
+        covered[6],
+        covered[7],
+    ]
+    out = unplayed_read_bare(rows, np.full(8 * 4, 8.0), key_holes=4)
+    assert out[:6] == rows[:6]
+    assert out[6:] == [empty_row(7, 4, 4, 0.95), empty_row(8, 4, 4, 0.95)]
+    # The only bare row lies beside the cover: nothing past it is inferred.
+    beside = [rows[0], empty_row(2, 4, 4), covered[2], covered[3]]
+    assert unplayed_read_bare(beside, np.full(4 * 4, 8.0), key_holes=4) == beside
+    # With no row seen bare, nothing past the pegs is inferred.
+    no_bare = [rows[0], covered[1], covered[2]]
+    assert unplayed_read_bare(no_bare, np.full(3 * 4, 8.0), key_holes=4) == no_bare
 
 
 def test_rows_before_the_last_peg_seen_are_left_as_read():
@@ -240,3 +269,20 @@ def test_the_first_unplayed_row_is_found_by_key_holes_nearest_bare_though_not_su
     marked[played * p.key_holes] = False
     _, first = unplayed_bare(p, code_empty, key_sure & marked, key_unmarked=marked)
     assert not first[: (played + 1) * p.holes].any() and first[(played + 1) * p.holes : p.rows * p.holes].all()
+
+
+def test_no_row_read_empty_on_the_physically_based_boards_holds_a_peg_not_even_under_a_hand(pbr):
+    """The order of play reads the rows a hand reaches over past the game as empty: every row read
+    empty on the cached boards truly is, and some of them lie under a hand."""
+    table, cal, cases = pbr
+    p = table.profile
+    under_hand = 0
+    for i, board in enumerate(cases):
+        reading = BoardReader(p, cal).read(board.image, at_ns=i)
+        truth = truth_from_record(board.truth, p, where="truth")
+        for got, t in zip(reading.rows, truth.rows, strict=True):
+            if got.status != ROW_EMPTY:
+                continue
+            assert all(h.colour == EMPTY for h in t.holes), f"case {board.meta['index']} row {t.row}"
+            under_hand += t.row in board.meta["covered_rows"]
+    assert under_hand >= 2
