@@ -282,9 +282,10 @@ def unplayed_read_bare(
         (i for i in range(first_bare, len(out)) if out[i].status == ROW_EMPTY and not any(covered[max(i - 1, 0) : i + 2])),
         len(out),
     )
-    for i in range(max(clear_bare, last_peg) + 1, len(out)):
-        if covered[i]:
-            seen_bare = min(h.confidence for h in out[clear_bare].holes)
+    past = [i for i in range(max(clear_bare, last_peg) + 1, len(out)) if covered[i]]
+    if past:
+        seen_bare = min(h.confidence for h in out[clear_bare].holes)
+        for i in past:
             out[i] = empty_row(out[i].row, len(out[i].holes), key_holes, seen_bare)
     for i in range(max(first_bare, last_peg) + 1, len(out)):
         row = out[i]
