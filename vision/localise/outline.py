@@ -295,6 +295,15 @@ def placement_unconfirmed(loc: Localisation | None, profile: BoardProfile) -> bo
     return loc.unpinned_edge is not None or (loc.outline_mm is not None and loc.outline_mm > OUTLINE_TOLERANCE_MM)
 
 
+def open_axes(markers_mm: FloatArray, size_mm: tuple[float, float]) -> list[int]:
+    """The board axes (0: along x, 1: along y) whose far end the markers seen (``markers_mm``)
+    leave to extrapolation: they span less than half the board that way; none without markers."""
+    pts = np.asarray(markers_mm, dtype=np.float64).reshape(-1, 2)
+    if len(pts) == 0:
+        return []
+    return [axis for axis in (0, 1) if float(np.ptp(pts[:, axis])) < size_mm[axis] / 2]
+
+
 def unpinned_edge(
     edges: tuple[float | None, ...], markers_mm: FloatArray, size_mm: tuple[float, float], *, confirmed: bool = True
 ) -> str | None:
@@ -312,13 +321,9 @@ def unpinned_edge(
     something else's edge, a sleeve's, can lie where the board's hidden end would.
     """
     pts = np.asarray(markers_mm, dtype=np.float64).reshape(-1, 2)
-    if len(pts) == 0:
-        return None
-    for axis, (near_low, near_high) in ((0, (1, 3)), (1, (2, 0))):
-        extent = size_mm[axis]
-        if float(np.ptp(pts[:, axis])) >= extent / 2:
-            continue
-        far = near_low if float(np.mean(pts[:, axis])) < extent / 2 else near_high
+    for axis in open_axes(pts, size_mm):
+        near_low, near_high = ((1, 3), (2, 0))[axis]
+        far = near_low if float(np.mean(pts[:, axis])) < size_mm[axis] / 2 else near_high
         seen = edges[far] if confirmed else None
         if seen is None or abs(seen) > OUTLINE_TOLERANCE_MM:
             return EDGE_NAMES[far]

@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pegwatch.vision.localise.grid import GRID_PX_PER_MM, hole_edges, hole_kernel
+from pegwatch.vision.localise.outline import open_axes
 from pegwatch.vision.localise.warp import ImageWarp
 from pegwatch.vision.profile import BoardProfile
 
@@ -37,16 +38,6 @@ FloatArray = NDArray[np.float64]
 STRETCH_RANGE = 0.12
 #: The step between stretches tried: at the far end of a 250 mm board, 0.6 mm.
 STRETCH_STEP = 0.0025
-
-
-def open_axes(profile: BoardProfile, used: tuple[int, ...]) -> list[int]:
-    """The board axes (0: along x, 1: along y) whose far end the ``used`` markers leave to
-    extrapolation: they span less than half the board that way (see
-    :func:`~pegwatch.vision.localise.outline.unpinned_edge`)."""
-    pts = np.array([m.centre_mm for m in profile.markers if m.id in used], dtype=np.float64).reshape(-1, 2)
-    if len(pts) == 0:
-        return []
-    return [axis for axis in (0, 1) if float(np.ptp(pts[:, axis])) < profile.size_mm[axis] / 2]
 
 
 def stretched(
@@ -64,7 +55,7 @@ def stretched(
     """
     h = np.asarray(image_to_board, dtype=np.float64)
     markers = np.array([m.centre_mm for m in profile.markers if m.id in used], dtype=np.float64).reshape(-1, 2)
-    for axis in open_axes(profile, used):
+    for axis in open_axes(markers, profile.size_mm):
         h = _stretch_along(profile, frame, h, axis, float(np.mean(markers[:, axis])), warp)
     return h
 
