@@ -170,7 +170,15 @@ class CoverGraph:
         for i, beside in enumerate(layout.code_cells + layout.key_cells):
             for c in beside:
                 local[c, nc + i] = True
-        local[nc:, nc:] = dist[nc:, nc:] <= min(near, 1.6 * pitch)
+        self.code_row = np.array([i // profile.holes for i in range(self.n_code)], dtype=np.intp)
+        self.key_row = np.array([i // max(profile.key_holes, 1) for i in range(self.n_keys)], dtype=np.intp)
+        # Neighbouring rows' key blocks lie closer than a code pitch, with the
+        # cells of the strip between them probing the gap: an object over both
+        # shows there. So a key hole touches the holes of its own row only.
+        hole_row = np.concatenate([self.code_row, self.key_row])
+        is_key = np.arange(self.n_code + self.n_keys) >= self.n_code
+        other_block = (is_key[:, None] | is_key[None, :]) & (hole_row[:, None] != hole_row[None, :])
+        local[nc:, nc:] = (dist[nc:, nc:] <= min(near, 1.6 * pitch)) & ~other_block
         local = (local | local.T) & ~np.eye(n, dtype=bool)
         self.local = local
         for m in (self.near, self.local):
@@ -200,7 +208,7 @@ class CoverGraph:
         self.shaded_by = (dist[:nc, nc:] - radii[None, :] - layout.half_mm) <= PEG_REACH_MM
         # Holes beside an unreadable hole under a cover: the object's edge
         # may lie on them.
-        self._hole_next = dist[nc:, nc:] <= 1.6 * pitch
+        self._hole_next = (dist[nc:, nc:] <= 1.6 * pitch) & ~other_block
         np.fill_diagonal(self._hole_next, False)
         # A hole is occluded when a cover lies within reach of it. A
         # fingertip may cover a hole and stop short of the cells beside it
@@ -209,8 +217,6 @@ class CoverGraph:
         reach = float(np.hypot(step_len / 2, pitch)) + 1.0
         self.reach = dist[nc:, :nc] <= reach
         self.reach[:, inner] = False
-        self.code_row = np.array([i // profile.holes for i in range(self.n_code)], dtype=np.intp)
-        self.key_row = np.array([i // max(profile.key_holes, 1) for i in range(self.n_keys)], dtype=np.intp)
 
     def find(
         self,
@@ -290,7 +296,7 @@ class CoverGraph:
         label = np.full(len(active), -1, dtype=np.intp)  # which object each covered node is part of
         sides = -1  # the sides every object standing open lies beyond
         # An edge alone (a shadow's, a peg's) starts no cover; it may carry one.
-        foreign = odd & ~explained & (np.zeros(nc, dtype=bool) if edge is None else ~edge)
+        foreign = odd & ~explained if edge is None else odd & ~explained & ~edge
         if foreign.any():
             ids = np.flatnonzero(active)
             cell_ids = ids[ids < nc]  # the cells come first among the nodes
