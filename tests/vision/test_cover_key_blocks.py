@@ -73,3 +73,12 @@ def test_unread_key_holes_of_one_block_still_join_each_other(graph):
     assert near[~np.eye(len(keys), dtype=bool)].any()
     other = g._hole_next[np.ix_(g.n_code + keys, g.n_code + _keys(p, 6))]
     assert not other.any()
+
+
+def test_without_edge_flags_every_unexplained_odd_cell_counts(graph):
+    p, g = graph
+    hand = _cells_at_x(g, _strip_between(p, 4))
+    odd = np.zeros(g.n_cells, dtype=bool)
+    odd[hand] = True
+    cover = g.find(odd)  # no flags: nothing is only an edge
+    assert cover.cells[hand].all() and cover.keys[_keys(p, 5)].all()
