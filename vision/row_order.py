@@ -159,15 +159,18 @@ def bare_between_covers(rows: Sequence[RowReading], *, key_holes: int, max_run: 
     """``rows`` (in order) with each run of at most ``max_run`` rows read
     wholly bare, between two occluded rows, occluded: one object lies over
     all of them (see :data:`SLEEVE_GAP_MM`; ``max_run`` is that many rows
-    of the board's step)."""
+    of the board's step). A row reads bare when every code hole reads
+    surely bare and no key peg shows, whether or not its key counts are
+    sure: under a grey sleeve the key holes may read doubtful where the
+    code holes read bare."""
     out = list(rows)
     i = 1
     while i < len(out):
-        if out[i].status != ROW_EMPTY or out[i - 1].status != ROW_OCCLUDED:
+        if not _reads_bare(out[i]) or out[i - 1].status != ROW_OCCLUDED:
             i += 1
             continue
         end = i
-        while end < len(out) and out[end].status == ROW_EMPTY:
+        while end < len(out) and _reads_bare(out[end]):
             end += 1
         if end < len(out) and out[end].status == ROW_OCCLUDED and end - i <= max_run:
             for k in range(i, end):
@@ -242,6 +245,11 @@ def unplayed_bare(
             bare[start + after * p.key_holes :] = key_empty[after * p.key_holes :]
         masks.append(bare)
     return masks[0], masks[1]
+
+
+def _reads_bare(row: RowReading) -> bool:
+    """Every code hole read surely bare, and no key peg shown (its counts may be in doubt)."""
+    return row.status in (ROW_EMPTY, ROW_UNKNOWN) and all(h.is_certain and h.colour == EMPTY for h in row.holes) and not _shows_a_peg(row)
 
 
 def _shows_a_peg(row: RowReading) -> bool:

@@ -163,6 +163,19 @@ def _doubtful(n: int, holes: tuple[HoleReading, ...], keys: KeyReading | None = 
     return RowReading(n, holes, keys, ROW_UNKNOWN)
 
 
+def test_a_row_read_bare_with_its_keys_in_doubt_between_covers_is_covered_too():
+    # A light grey sleeve over played rows reads as bare holes; its key holes may read doubtful
+    # rather than bare (seed 4, table 500, case 15: four pegs read bare between two covered rows).
+    bare_holes = tuple(HoleReading(EMPTY, 0.99) for _ in range(4))
+    rows = [_covered(1), _doubtful(2, bare_holes), _covered(3)]
+    out = bare_between_covers(rows, key_holes=4, max_run=2)
+    assert out[1].status == ROW_OCCLUDED and all(h.colour == OCCLUDED for h in out[1].holes)
+    # A key peg seen surely is a peg shown: the row is played and breaks the run.
+    marked = KeyReading(0, 1, 3, 0.5, ROW_UNKNOWN, black_bounds=(0, 1), white_bounds=(1, 2))
+    shown = [_covered(1), _doubtful(2, bare_holes, marked), _covered(3)]
+    assert bare_between_covers(shown, key_holes=4, max_run=2) == shown
+
+
 BARE_OR_BLACK = HoleReading(UNKNOWN, 0.9, ((EMPTY, 0.9), ("black", 0.1)))
 ANYTHING = HoleReading(UNKNOWN, 0.5)
 DEEP = np.full(5 * 4, 8.0)  # every hole's disc 8 L* below its ring
