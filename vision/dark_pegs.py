@@ -269,10 +269,9 @@ def weakest_channels(model: ColourModel, plastic_linear: Sequence[float]) -> dic
     return {str(n): float(weakest[model.index(n)]) for n in model.names}
 
 
-def dim_classes(model: ColourModel, plastic_linear: Sequence[float], names: Iterable[str]) -> frozenset[str]:
+def dim_classes(weakest: Mapping[str, float], names: Iterable[str]) -> frozenset[str]:
     """The classes among ``names`` whose calibrated colour is darker than the plastic's in its
-    weakest channel (:func:`weakest_channels`)."""
-    weakest = weakest_channels(model, plastic_linear)
+    weakest channel (``weakest``: :func:`weakest_channels`)."""
     return frozenset(n for n in names if weakest[n] < 0.0)
 
 

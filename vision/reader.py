@@ -144,14 +144,13 @@ class BoardReader:
         self._key_lit = self._key_is_peg & diffuse_classes(self.key_model)
         lab = np.asarray(self.code_model.means, dtype=np.float64)[:, :3]
         chromatic = self._code_lit & (np.hypot(lab[:, 1], lab[:, 2]) >= 12.0)  # the rest of the lit are white
+        weakest = dark_pegs.weakest_channels(self.code_model, calibration.plastic_linear)
         self._dark_kinds = dark_pegs.Kinds(
             frozenset(str(c) for c in self._code_names[chromatic]),
             frozenset(str(c) for c in self._code_names[self._code_lit & ~chromatic]),
             frozenset(self._dark_names),
-            dark_pegs.dim_classes(
-                self.code_model, calibration.plastic_linear, (str(c) for c in self._code_names[self._code_lit] if c not in self._dark_names)
-            ),
-            dark_pegs.weakest_channels(self.code_model, calibration.plastic_linear),
+            dark_pegs.dim_classes(weakest, (str(c) for c in self._code_names[self._code_lit] if c not in self._dark_names)),
+            weakest,
         )
         self.last_localisation: Localisation | None = None
         self._heads = bool(getattr(calibration, "heads_sampled", False))

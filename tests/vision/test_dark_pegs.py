@@ -411,5 +411,5 @@ def test_dim_classes_are_those_darker_than_the_plastic_in_a_channel(pbr):
     model = reader.code_model
     lit = sorted(kinds.chromatic | kinds.white)
     white_linear = lab_to_linear_bgr(np.asarray(model.means, dtype=np.float64)[model.index("white"), :3][None, :])[0]
-    assert dark_pegs.dim_classes(model, white_linear * 2.0, lit) == frozenset(lit)
-    assert "white" not in dark_pegs.dim_classes(model, white_linear * 0.5, lit)
+    assert dark_pegs.dim_classes(dark_pegs.weakest_channels(model, white_linear * 2.0), lit) == frozenset(lit)
+    assert "white" not in dark_pegs.dim_classes(dark_pegs.weakest_channels(model, white_linear * 0.5), lit)
