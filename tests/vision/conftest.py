@@ -6,6 +6,7 @@ Rendering and calibrating take a moment, so tables are session-wide.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import cv2
@@ -16,6 +17,8 @@ from pegwatch.simulation.pbr.testbed import PbrBoard, PbrTable, load_cached
 from pegwatch.simulation.pbr.testbed import make_table as make_pbr_table
 from pegwatch.vision.calibrate import calibrate, truth_from_record
 from pegwatch.vision.calibration import Calibration
+from pegwatch.vision.reader import BoardReader
+from pegwatch.vision.reading import BoardReading
 
 
 def _calibrate(table: Table, **kw) -> Calibration:
@@ -80,3 +83,17 @@ def pbr() -> tuple[PbrTable, Calibration, list[PbrBoard]]:
         assert board is not None, f"{js} is stale: re-render the cache"
         cases.append(board)
     return table, calibrate([b.image for b in table.calibration], truths, p), cases
+
+
+@pytest.fixture
+def pbr_reads(pbr) -> Callable[[], Iterator[tuple[PbrBoard, BoardReading, BoardReading]]]:
+    """Each cached physically based board read by a fresh reader, in order, with its truth:
+    (board, reading, truth). Called when iterated, so a test's patches made before apply."""
+    table, cal, cases = pbr
+    p = table.profile
+
+    def reads() -> Iterator[tuple[PbrBoard, BoardReading, BoardReading]]:
+        for i, board in enumerate(cases):
+            yield board, BoardReader(p, cal).read(board.image, at_ns=i), truth_from_record(board.truth, p, where="truth")
+
+    return reads

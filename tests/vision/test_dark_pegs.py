@@ -205,13 +205,9 @@ def _narrowed(reading):
     ]
 
 
-def test_every_hole_narrowed_to_a_dark_peg_on_the_physically_based_boards_is_one(pbr, no_proof):
-    table, cal, cases = pbr
-    p = table.profile
+def test_every_hole_narrowed_to_a_dark_peg_on_the_physically_based_boards_is_one(pbr_reads, no_proof):
     narrowed = 0
-    for i, board in enumerate(cases):
-        reading = BoardReader(p, cal).read(board.image, at_ns=i)
-        truth = truth_from_record(board.truth, p, where="truth")
+    for board, reading, truth in pbr_reads():
         for row, k in _narrowed(reading):
             assert truth.row(row).holes[k].colour in ("black", "empty"), f"case {board.meta['index']} row {row}"
             narrowed += 1

@@ -28,7 +28,6 @@ import numpy as np
 from vision_kit import mask
 
 import pegwatch.vision.reader as reader_module
-from pegwatch.vision.calibrate import truth_from_record
 from pegwatch.vision.key_count import count_keys
 from pegwatch.vision.reader import BoardReader
 from pegwatch.vision.reading import ROW_OK, ROW_UNKNOWN, UNKNOWN
@@ -191,9 +190,7 @@ def test_a_code_peg_whose_head_place_shows_another_lit_colour_may_be_either(invi
     assert reader.read(frame).row(row.row).holes[0] == hole
 
 
-def test_key_pegs_held_from_their_heads_places_are_there_on_the_physically_based_boards(pbr, monkeypatch):
-    table, cal, cases = pbr
-    p = table.profile
+def test_key_pegs_held_from_their_heads_places_are_there_on_the_physically_based_boards(pbr_reads, monkeypatch):
     held: list[int] = []
     real = reader_module.count_keys
 
@@ -204,9 +201,7 @@ def test_key_pegs_held_from_their_heads_places_are_there_on_the_physically_based
         return real(profile, model, best, accepted, *a, **k)
 
     monkeypatch.setattr(reader_module, "count_keys", spy)
-    for i, board in enumerate(cases):
-        reading = BoardReader(p, cal).read(board.image, at_ns=i)
-        truth = truth_from_record(board.truth, p, where="truth")
+    for board, reading, truth in pbr_reads():
         for got, t in zip(reading.rows, truth.rows, strict=True):
             k, where = got.keys, f"case {board.meta['index']} row {t.row}"
             if k.is_certain and got.status != "occluded":

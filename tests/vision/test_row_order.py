@@ -5,8 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pegwatch.vision.calibrate import truth_from_record
-from pegwatch.vision.reader import BoardReader
 from pegwatch.vision.reading import (
     EMPTY,
     OCCLUDED,
@@ -284,15 +282,11 @@ def test_the_first_unplayed_row_is_found_by_key_holes_nearest_bare_though_not_su
     assert not first[: (played + 1) * p.holes].any() and first[(played + 1) * p.holes : p.rows * p.holes].all()
 
 
-def test_no_row_read_empty_on_the_physically_based_boards_holds_a_peg_not_even_under_a_hand(pbr):
+def test_no_row_read_empty_on_the_physically_based_boards_holds_a_peg_not_even_under_a_hand(pbr_reads):
     """The order of play reads the rows a hand reaches over past the game as empty: every row read
     empty on the cached boards truly is, and some of them lie under a hand."""
-    table, cal, cases = pbr
-    p = table.profile
     under_hand = 0
-    for i, board in enumerate(cases):
-        reading = BoardReader(p, cal).read(board.image, at_ns=i)
-        truth = truth_from_record(board.truth, p, where="truth")
+    for board, reading, truth in pbr_reads():
         for got, t in zip(reading.rows, truth.rows, strict=True):
             if got.status != ROW_EMPTY:
                 continue
