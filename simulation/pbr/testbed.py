@@ -39,6 +39,13 @@ logger = logging.getLogger(__name__)
 
 #: Bumped whenever a change makes the same seed render a different board (the cache is then stale).
 RENDERER_VERSION = 2
+#: Bumped whenever what counts as covering a hole changes: a cached board's truth is then
+#: worked out again from its scene, which needs no rendering (:func:`hard_case`).
+#: 2: a lamp between the camera and a hole covers it, as a hand does.
+COVER_TRUTH_VERSION = 2
+#: What a covering object's shapes are named in the scene: hands, their sleeves and the lamps
+#: (a lamp hung between the camera and the board hides it as a sleeve does).
+COVERING_SHAPES = ("hand", "light_")
 LIGHT_BANDS = ((2700, 3500), (3500, 4500), (4500, 5500), (5500, 6500))
 #: A board counts as blurred from this defocus (Gaussian sigma, px) or camera-shake smear (px):
 #: about what a 1/30 s exposure of a hand-steadied or vibrating camera gives.
@@ -95,7 +102,6 @@ def render_board(
     scene = mi.load_dict(build_scene(profile, contents, c, cam, margin, seed=seed))
     light = np.array(mi.render(scene, seed=seed & 0x7FFFFFFF, spp=c.spp), dtype=np.float32)[:, :, :3]
     jpeg, frame = develop(np.ascontiguousarray(light), cam, c, margin, np.random.default_rng([seed, 5]))
-    covered, secret_covered = _covered(mi, scene, profile, contents, c, cam)
     truth = truth_record(contents, profile)
     corners = cam.project(np.array([[x, y, 0.0] for x, y in profile.corners_mm()]))
     truth["pbr"] = {
@@ -104,8 +110,7 @@ def render_board(
         "seed": seed,
         "secret": list(contents.secret) if contents.secret is not None else None,
         "shield_closed": c.shield_closed,
-        "secret_covered": secret_covered,
-        "covered_rows": covered,
+        **_cover_truth(mi, scene, profile, c, cam),
         "hands": [{"kind": h.kind, "over": h.target, "height_mm": round(h.height_mm, 1)} for h in c.hands],
         "mismarked_rows": sorted(contents.mismarked_rows),
         "light_kelvin": round(c.light_kelvin),
@@ -134,12 +139,26 @@ def render_board(
     return PbrBoard(frame, jpeg, truth, time.perf_counter() - started)
 
 
-def _covered(
-    mi: Any, scene: Any, p: BoardProfile, contents: BoardContents, c: PbrConditions, cam: Camera
-) -> tuple[list[int], bool]:
-    """Rows (and the secret) where a hand or sleeve stands between the camera and a hole or peg head."""
-    if not c.hands:
-        return [], False
+def _cover_truth(mi: Any, scene: Any, p: BoardProfile, c: PbrConditions, cam: Camera) -> dict[str, Any]:
+    """The truth's keys that say what covers what, in ``scene`` as built for the board."""
+    covered, secret_covered = _covered(mi, scene, p, c, cam)
+    return {"covered_rows": covered, "secret_covered": secret_covered, "cover_truth": COVER_TRUTH_VERSION}
+
+
+def with_cover_truth(board: PbrBoard, profile: BoardProfile, contents: BoardContents, c: PbrConditions, *, seed: int) -> PbrBoard:
+    """``board`` (rendered from ``contents`` under ``c`` with ``seed``) with its cover truth worked out
+    as :data:`COVER_TRUTH_VERSION` says: the scene is built again and ray cast, not rendered."""
+    mi = _mitsuba()
+    cam = Camera.of(c)
+    contents = replace(contents, shield_open=not c.shield_closed)
+    scene = mi.load_dict(build_scene(profile, contents, c, cam, cam.render_margin(), seed=seed))
+    truth = dict(board.truth)
+    truth["pbr"] = {**board.meta, **_cover_truth(mi, scene, profile, c, cam)}
+    return replace(board, truth=truth)
+
+
+def _covered(mi: Any, scene: Any, p: BoardProfile, c: PbrConditions, cam: Camera) -> tuple[list[int], bool]:
+    """Rows (and the secret) where a hand, a sleeve or a lamp stands between the camera and a hole or peg head."""
     top = c.peg_height_mm + 0.45 * p.code_hole_diameter_mm
     eye = cam.centre
 
@@ -151,7 +170,7 @@ def _covered(
                 dist = float(np.linalg.norm(d))
                 ray = mi.Ray3f(mi.Point3f(*[float(v) for v in eye]), mi.Vector3f(*[float(v) for v in d / dist]))
                 si = scene.ray_intersect(ray)
-                if si.is_valid() and float(si.t) < dist - 0.3 and str(si.shape.id()).startswith("hand"):
+                if si.is_valid() and float(si.t) < dist - 0.3 and str(si.shape.id()).startswith(COVERING_SHAPES):
                     return True
         return False
 
@@ -218,6 +237,10 @@ def load_cached(folder: Path, stem: str, seed: int) -> PbrBoard | None:
 def _save(folder: Path, stem: str, board: PbrBoard) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{stem}.jpg").write_bytes(board.jpeg)
+    _save_truth(folder, stem, board)
+
+
+def _save_truth(folder: Path, stem: str, board: PbrBoard) -> None:
     (folder / f"{stem}.json").write_text(json.dumps(board.truth, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
@@ -258,7 +281,12 @@ def hard_case(table: PbrTable, index: int, *, spp: int = 8, cache: Path | None =
     p = table.profile
     folder = table_folder(cache, p, table.peg_set, table.seed) if cache is not None else None
     contents, cond, rseed = case_inputs(p, table.peg_set, table.seed, index, spp=spp)
-    board = _cached(folder, f"case-{index}", rseed, lambda: render_board(p, contents, cond, seed=rseed, extra={"index": index}))
+    stem = f"case-{index}"
+    board = _cached(folder, stem, rseed, lambda: render_board(p, contents, cond, seed=rseed, extra={"index": index}))
+    if board.meta.get("cover_truth") != COVER_TRUTH_VERSION:
+        board = with_cover_truth(board, p, contents, cond, seed=rseed)
+        if folder is not None:
+            _save_truth(folder, stem, board)
     return PbrCase(table, index, board)
 
 

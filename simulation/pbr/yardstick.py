@@ -116,7 +116,7 @@ class PbrTally:
         self.c: Counter[str] = Counter()
         self.confusion: Counter[tuple[str, str]] = Counter()
         self.false_boards: list[str] = []
-        #: Per board found, in the order read: (a hand in the picture, rows, rows under a hand, holes, holes uncertain).
+        #: Per board found, in the order read: (a hand in the picture or a row covered, rows, rows covered, holes, holes uncertain).
         self.boards: list[tuple[bool, int, int, int, int]] = []
 
     def add(self, profile: BoardProfile, board: PbrBoard, reading: BoardReading, *, name: str = "") -> None:
@@ -142,8 +142,8 @@ class PbrTally:
         if not found:
             return
         # The bar for uncertainty holds where hands cover few rows:
-        # boards with no hand at all are counted apart.
-        no_hand = not meta["hands"]
+        # boards with nothing over them (no hand, no lamp in the way) are counted apart.
+        no_hand = not meta["hands"] and not covered and not meta["secret_covered"]
         c["boards_no_hand"] += no_hand
         before = [c[k] for k in _PER_BOARD]
         for t_row, r_row in zip(truth.rows, reading.rows, strict=True):

@@ -20,12 +20,14 @@ import pytest
 from pegwatch.simulation.pbr.camera import Camera
 from pegwatch.simulation.pbr.conditions import blackbody_rgb
 from pegwatch.simulation.pbr.testbed import (
+    COVER_TRUTH_VERSION,
     RENDERER_VERSION,
     PbrBoard,
     case_inputs,
     load_cached,
     make_table,
     table_conditions,
+    with_cover_truth,
 )
 from pegwatch.simulation.pbr.yardstick import (
     CLEAR,
@@ -89,7 +91,7 @@ def test_no_correct_row_is_accused(table, cases):
         reading = BoardReader(p, cal).read(b.image, at_ns=i)  # every case is its own camera
         assert reading.problem is None or reading.problem.strip(), "a board refused without a reason"
         tally.add(p, b, reading, name=f"case {b.meta.get('index')}")
-        if reading.problem is None and not b.meta["hands"]:
+        if reading.problem is None and not (b.meta["hands"] or b.meta["covered_rows"] or b.meta["secret_covered"]):
             free += 1
             seen = [h for r in reading.rows for h in r.holes]
             if truth_from_record(b.truth, p, where="truth").secret is not None and reading.secret is not None:
@@ -122,6 +124,7 @@ def test_the_truth_is_what_the_seed_gives(cases):
     for b in cases:
         meta = b.meta
         assert meta["renderer_version"] == RENDERER_VERSION
+        assert meta["cover_truth"] == COVER_TRUTH_VERSION
         contents, cond, rseed = case_inputs(p, PEG_SET, SEED, int(meta["index"]), spp=int(meta["spp"]))
         assert rseed == meta["seed"]
         assert list(contents.secret or ()) == meta["secret"]
@@ -169,6 +172,24 @@ def test_a_cheap_rerender_matches_the_cache(cases):
     c = cv2.resize(b.image, small, interpolation=cv2.INTER_AREA).astype(float)
     diff = np.abs(a / a.mean(axis=(0, 1)) - c / c.mean(axis=(0, 1)))
     assert diff.mean() < 0.1  # another board of the set differs by 0.35 or more
+
+
+def test_a_lamp_hung_between_the_camera_and_the_board_covers_the_rows_it_hides(cases):
+    """A lamp panel in the camera's view hides the holes behind it as a sleeve would (seed 3,
+    table 500, case 198: ten rows under the key lamp's back, and the truth said none was covered)."""
+    pytest.importorskip("mitsuba")
+    p = load_profile("invicta-12x4")
+    b = next(b for b in cases if not b.meta["hands"])
+    contents, cond, rseed = case_inputs(p, PEG_SET, SEED, int(b.meta["index"]), spp=1)
+    assert with_cover_truth(b, p, contents, cond, seed=rseed).meta["covered_rows"] == []
+    eye = Camera.of(cond).centre
+    w, h = p.size_mm
+    between = tuple(float(v) for v in 0.6 * eye + 0.4 * np.array([w / 2, h / 2, 0.0]))
+    lamp = cond.with_(light_pos_mm=between, light_size_mm=400.0)
+    truth = with_cover_truth(b, p, contents, lamp, seed=rseed).meta
+    assert truth["covered_rows"] == list(range(1, p.rows + 1))
+    assert truth["secret_covered"] and truth["cover_truth"] == COVER_TRUTH_VERSION
+    assert b.meta["covered_rows"] == []  # the board given is left as it was
 
 
 def test_blackbody_colours_run_from_warm_to_cool():
