@@ -242,9 +242,10 @@ def _rate(n: int, d: int, digits: int = 6) -> float:
 
 def hands_capped(boards: Sequence[tuple[bool, int, int, int, int]], share: float = 0.05) -> tuple[float, int, float]:
     """The holes uncertain on a set whose hands cover at most ``share`` of its rows (the issue's
-    condition for its uncertainty bar): every board with no hand, and the boards with a hand in
-    the order read up to the first that would pass the share (a prefix, so that no board is
-    chosen for how little its hand covers). (rate, boards, share of rows under a hand)."""
+    condition for its uncertainty bar): every board with nothing over it, and the boards with a
+    hand (or a lamp in the camera's way) in the order read up to the first that would pass the
+    share (a prefix, so that no board is chosen for how little its hand covers). (rate, boards,
+    share of rows covered)."""
     chosen = [b for b in boards if not b[0]]
     rows, under = sum(b[1] for b in chosen), sum(b[2] for b in chosen)
     for b in (b for b in boards if b[0]):
