@@ -3,8 +3,9 @@
 :func:`render_board` renders one board with Mitsuba 3 and develops it into
 a JPEG; its truth is the hard set's record (``pegwatch judge`` JSON, see
 :func:`pegwatch.simulation.hardset.truth_record`) plus a ``"pbr"`` object:
-which rows a hand covers, whether the secret is shielded or covered, the
-light's temperature, the blur, px/mm and the rest of the conditions.
+which rows a hand, a sleeve or a lamp covers, whether the secret is
+shielded or covered, the light's temperature, the blur, px/mm and the rest
+of the conditions.
 
 A :class:`PbrTable` is one board with one set of pegs, calibrated from easy
 photos under neutral light with the camera of the table; its cases are hard
