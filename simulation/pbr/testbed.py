@@ -100,7 +100,7 @@ def render_board(
     contents = replace(contents, shield_open=not c.shield_closed)
     cam = Camera.of(c)
     margin = cam.render_margin()
-    scene = mi.load_dict(build_scene(profile, contents, c, cam, margin, seed=seed))
+    scene = _load_scene(mi, profile, contents, c, cam, seed)
     light = np.array(mi.render(scene, seed=seed & 0x7FFFFFFF, spp=c.spp), dtype=np.float32)[:, :, :3]
     jpeg, frame = develop(np.ascontiguousarray(light), cam, c, margin, np.random.default_rng([seed, 5]))
     truth = truth_record(contents, profile)
@@ -140,6 +140,13 @@ def render_board(
     return PbrBoard(frame, jpeg, truth, time.perf_counter() - started)
 
 
+def _load_scene(mi: Any, profile: BoardProfile, contents: BoardContents, c: PbrConditions, cam: Camera, seed: int) -> Any:
+    """The Mitsuba scene of ``contents`` under ``c``, the shield as ``c`` has it: the one
+    rendered, and the one the cover truth is ray cast in."""
+    contents = replace(contents, shield_open=not c.shield_closed)
+    return mi.load_dict(build_scene(profile, contents, c, cam, cam.render_margin(), seed=seed))
+
+
 def _cover_truth(mi: Any, scene: Any, p: BoardProfile, c: PbrConditions, cam: Camera) -> dict[str, Any]:
     """The truth's keys that say what covers what, in ``scene`` as built for the board."""
     covered, secret_covered = _covered(mi, scene, p, c, cam)
@@ -151,8 +158,7 @@ def with_cover_truth(board: PbrBoard, profile: BoardProfile, contents: BoardCont
     as :data:`COVER_TRUTH_VERSION` says: the scene is built again and ray cast, not rendered."""
     mi = _mitsuba()
     cam = Camera.of(c)
-    contents = replace(contents, shield_open=not c.shield_closed)
-    scene = mi.load_dict(build_scene(profile, contents, c, cam, cam.render_margin(), seed=seed))
+    scene = _load_scene(mi, profile, contents, c, cam, seed)
     truth = dict(board.truth)
     truth["pbr"] = {**board.meta, **_cover_truth(mi, scene, profile, c, cam)}
     return replace(board, truth=truth)

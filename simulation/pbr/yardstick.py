@@ -143,7 +143,7 @@ class PbrTally:
             return
         # The issue's bar for uncertainty holds where hands cover few rows:
         # boards with nothing over them (no hand, no lamp in the way) are counted apart.
-        no_hand = not meta["hands"] and not covered and not meta["secret_covered"]
+        no_hand = nothing_over(board)
         c["boards_no_hand"] += no_hand
         before = [c[k] for k in _PER_BOARD]
         for t_row, r_row in zip(truth.rows, reading.rows, strict=True):
@@ -234,6 +234,12 @@ class PbrTally:
         if false_here:
             c["false_mismark_boards"] += 1
             self.false_boards.append(name)
+
+
+def nothing_over(board: PbrBoard) -> bool:
+    """Whether nothing covers any hole of ``board``: no hand in the picture, no row or secret hole covered."""
+    meta = board.meta
+    return not (meta["hands"] or meta["covered_rows"] or meta["secret_covered"])
 
 
 def _rate(n: int, d: int, digits: int = 6) -> float:

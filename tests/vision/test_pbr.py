@@ -37,6 +37,7 @@ from pegwatch.simulation.pbr.yardstick import (
     PbrTally,
     hands_capped,
     judge_row,
+    nothing_over,
     summary,
 )
 from pegwatch.vision.calibrate import calibrate, truth_from_record
@@ -91,7 +92,7 @@ def test_no_correct_row_is_accused(table, cases):
         reading = BoardReader(p, cal).read(b.image, at_ns=i)  # every case is its own camera
         assert reading.problem is None or reading.problem.strip(), "a board refused without a reason"
         tally.add(p, b, reading, name=f"case {b.meta.get('index')}")
-        if reading.problem is None and not (b.meta["hands"] or b.meta["covered_rows"] or b.meta["secret_covered"]):
+        if reading.problem is None and nothing_over(b):
             free += 1
             seen = [h for r in reading.rows for h in r.holes]
             if truth_from_record(b.truth, p, where="truth").secret is not None and reading.secret is not None:
