@@ -364,6 +364,8 @@ def run_pbr(args: argparse.Namespace) -> int:
           f" on the {s['boards_no_hand']} boards with no hand: {100 * s['hole_uncertain_rate_no_hand']:.1f} %;"
           f" on {s['boards_hands_5pct']} boards with {100 * s['rows_under_hand_rate_hands_5pct']:.1f} % of rows under a hand:"
           f" {100 * s['hole_uncertain_rate_hands_5pct']:.1f} %)")
+    print(f"{'  of that set: holes in rows under a hand':44s} {100 * s['holes_under_hand_rate_hands_5pct']:.1f} %;"
+          f" uncertain in the other rows {100 * s['hole_uncertain_rate_hands_5pct_uncovered']:.1f} %")
     print(f"{'rows called covered with no hand over them':44s} {s['rows_covered_needlessly']} of "
           f"{s['rows_called_covered']} covered rows ({s['rows']} rows, {100 * s['rows_truly_covered_rate']:.1f} % under a hand)")
     print(f"{'board not found':44s} {100 * s['board_not_found_rate']:.1f} %"

@@ -106,7 +106,7 @@ def _secret_read(reading: BoardReading) -> tuple[str, ...] | None:
 
 
 #: The counts kept per board as well (for :func:`hands_capped`), in :attr:`PbrTally.boards`' order.
-_PER_BOARD = ("rows", "rows_truly_covered", "holes", "holes_uncertain")
+_PER_BOARD = ("rows", "rows_truly_covered", "holes", "holes_uncertain", "holes_under_hand", "holes_uncertain_uncovered")
 
 
 class PbrTally:
@@ -116,8 +116,9 @@ class PbrTally:
         self.c: Counter[str] = Counter()
         self.confusion: Counter[tuple[str, str]] = Counter()
         self.false_boards: list[str] = []
-        #: Per board found, in the order read: (a hand in the picture or a row covered, rows, rows covered, holes, holes uncertain).
-        self.boards: list[tuple[bool, int, int, int, int]] = []
+        #: Per board found, in the order read: (a hand in the picture or a row covered, rows, rows covered, holes,
+        #: holes uncertain, holes in the rows covered, holes uncertain in the rows not covered).
+        self.boards: list[tuple[bool, int, int, int, int, int, int]] = []
 
     def add(self, profile: BoardProfile, board: PbrBoard, reading: BoardReading, *, name: str = "") -> None:
         """Score ``reading`` of ``board``."""
@@ -165,14 +166,15 @@ class PbrTally:
                 self._hole(
                     t.colour, h.colour, band, bool(meta["secret_covered"]), full=reading.trust == TRUST_FULL, no_hand=no_hand
                 )
-        n_rows, n_under, n_holes, n_uncertain = (c[k] - b for k, b in zip(_PER_BOARD, before, strict=True))
-        self.boards.append((not no_hand, n_rows, n_under, n_holes, n_uncertain))
+        n_rows, n_under, n_holes, n_uncertain, n_holes_under, n_elsewhere = (c[k] - b for k, b in zip(_PER_BOARD, before, strict=True))
+        self.boards.append((not no_hand, n_rows, n_under, n_holes, n_uncertain, n_holes_under, n_elsewhere))
         self._judge(profile, board, truth, reading, name)
 
     def _hole(self, truth: str, read: str, band: str, under_hand: bool, *, full: bool, no_hand: bool = False) -> None:
         c = self.c
         c["holes"] += 1
         c["holes_no_hand"] += no_hand
+        c["holes_under_hand"] += under_hand
         if read in (UNKNOWN, OCCLUDED):
             c["holes_uncertain"] += 1
             c["holes_uncertain_uncovered"] += not under_hand
@@ -246,12 +248,10 @@ def _rate(n: int, d: int, digits: int = 6) -> float:
     return round(n / d, digits) if d else 0.0
 
 
-def hands_capped(boards: Sequence[tuple[bool, int, int, int, int]], share: float = 0.05) -> tuple[float, int, float]:
-    """The holes uncertain on a set whose hands cover at most ``share`` of its rows (the issue's
-    condition for its uncertainty bar): every board with nothing over it, and the boards with a
-    hand (or a lamp in the camera's way) in the order read up to the first that would pass the
-    share (a prefix, so that no board is chosen for how little its hand covers). (rate, boards,
-    share of rows covered)."""
+def _capped_set(boards: Sequence[tuple[Any, ...]], share: float) -> list[tuple[Any, ...]]:
+    """Every board with nothing over it, and the boards with a hand (or a lamp in the camera's
+    way) in the order read up to the first that would take the rows covered past ``share`` (a
+    prefix, so that no board is chosen for how little its hand covers)."""
     chosen = [b for b in boards if not b[0]]
     rows, under = sum(b[1] for b in chosen), sum(b[2] for b in chosen)
     for b in (b for b in boards if b[0]):
@@ -259,14 +259,31 @@ def hands_capped(boards: Sequence[tuple[bool, int, int, int, int]], share: float
             break
         chosen.append(b)
         rows, under = rows + b[1], under + b[2]
+    return chosen
+
+
+def hands_capped(boards: Sequence[tuple[Any, ...]], share: float = 0.05) -> tuple[float, int, float]:
+    """The holes uncertain on a set whose hands cover at most ``share`` of its rows (the issue's
+    condition for its uncertainty bar, :func:`_capped_set`). (rate, boards, share of rows covered)."""
+    chosen = _capped_set(boards, share)
+    rows, under = sum(b[1] for b in chosen), sum(b[2] for b in chosen)
     holes, uncertain = sum(b[3] for b in chosen), sum(b[4] for b in chosen)
     return _rate(uncertain, holes, 4), len(chosen), _rate(under, rows, 4)
+
+
+def hands_capped_apart(boards: Sequence[tuple[Any, ...]], share: float = 0.05) -> tuple[float, float]:
+    """On the same set as :func:`hands_capped`: the share of its holes in rows a hand truly
+    covers (uncertain whatever the reader does), and the share left uncertain in the other rows."""
+    chosen = _capped_set(boards, share)
+    holes = sum(b[3] for b in chosen)
+    return _rate(sum(b[5] for b in chosen), holes, 4), _rate(sum(b[6] for b in chosen), holes, 4)
 
 
 def summary(t: PbrTally, steady_ms: Sequence[float], first_ms: Sequence[float]) -> dict[str, Any]:
     """The figures, keyed as in issue 14's table where the figure exists."""
     c = t.c
     capped = hands_capped(t.boards)
+    apart = hands_capped_apart(t.boards)
     out: dict[str, Any] = {
         "boards": c["boards"],
         "rows": c["rows"],
@@ -289,6 +306,8 @@ def summary(t: PbrTally, steady_ms: Sequence[float], first_ms: Sequence[float]) 
         "hole_uncertain_rate_hands_5pct": capped[0],
         "boards_hands_5pct": capped[1],
         "rows_under_hand_rate_hands_5pct": capped[2],
+        "holes_under_hand_rate_hands_5pct": apart[0],
+        "hole_uncertain_rate_hands_5pct_uncovered": apart[1],
         "hole_errors": c["hole_errors"],
         "hole_error_rate": _rate(c["hole_errors"], c["holes_confident"]),
         "key_error_rate": _rate(c["key_errors"], c["key_rows_certain"]),

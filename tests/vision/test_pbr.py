@@ -36,6 +36,7 @@ from pegwatch.simulation.pbr.yardstick import (
     UNSURE,
     PbrTally,
     hands_capped,
+    hands_capped_apart,
     judge_row,
     nothing_over,
     summary,
@@ -117,6 +118,16 @@ def test_the_uncertainty_bar_s_set_takes_hand_boards_in_order_until_hands_would_
     assert rate == round((9 * 2 + 30 + 20) / 1100, 4)
     assert hands_capped(free) == (0.02, 9, 0.0)
     assert hands_capped([]) == (0.0, 0, 0.0)
+
+
+def test_the_uncertainty_bar_s_set_tells_the_holes_a_hand_hides_from_those_the_reader_leaves_uncertain():
+    # (a hand in the picture, rows, rows under a hand, holes, holes uncertain, holes in those rows, uncertain elsewhere)
+    free = [(False, 12, 0, 100, 2, 0, 2)] * 9
+    hands = [(True, 12, 3, 100, 30, 12, 6), (True, 12, 4, 100, 40, 16, 20)]
+    under, elsewhere = hands_capped_apart([hands[0], *free, hands[1]])
+    # The second hand would take the rows covered past a twentieth: the set is the first hand's board and the free ones.
+    assert (under, elsewhere) == (round(12 / 1000, 4), round((9 * 2 + 6) / 1000, 4))
+    assert hands_capped_apart([]) == (0.0, 0.0)
 
 
 def test_the_truth_is_what_the_seed_gives(cases):
