@@ -267,11 +267,6 @@ class BoardReader:
         lean = self._places.lean(loc)
         found_by, ppm, sharp, reasons = facts or board_facts(self.profile, self.calibration, loc)
         unplaced = placement_unconfirmed(loc, self.profile)  # each hole may read its neighbour's peg: none is sure
-        steps, key_steps = f.code[:n_guess, 3] - f.code[:n_guess, 0], f.keys[:, 3] - f.keys[:, 0]
-        refs = np.delete(not_in_play, np.s_[n_guess : n_guess + p.holes])  # bare in rows not in play: how deep a hole looks
-        seen_bare, rows_seen_bare = self._recess.seen_bare(
-            steps, key_steps, read_bare, kc.accepted & key_bare, refs, holes=p.holes, key_holes=p.key_holes
-        )
         cover = self.sampler.cover.find(
             odd,
             f.cell_shaded,
@@ -282,13 +277,16 @@ class BoardReader:
             plastic=np.asarray(self.calibration.plastic_linear, dtype=np.float64),
             lean=lean,
             edge=f.cell_edge, faint=f.cell_faint, fit_trusted=not reasons,
-            bare=unplayed | seen_bare,
+            bare=unplayed,
             # Guess holes only: the secret is taken only with nothing over it, and key pegs are too grey to tell from a sleeve.
             seen=np.concatenate([cc.accepted & self._code_lit[cc.best], np.zeros(p.holes + len(kc.best), dtype=bool)]),
         )
         self.last_cover = cover
         # Beside a found cover, a hole read bare must show as a recess (its unseen part may lie flat over pegs).
-        code_flat, key_flat = self._recess.flat(steps, key_steps, cover.rows[: p.rows], in_play, refs)
+        steps, key_steps = f.code[:n_guess, 3] - f.code[:n_guess, 0], f.keys[:, 3] - f.keys[:, 0]
+        code_flat, key_flat = self._recess.flat(
+            steps, key_steps, cover.rows[: p.rows], in_play, np.delete(not_in_play, np.s_[n_guess : n_guess + p.holes])
+        )
         key_seen = ~key_flat if heads is None else self._key_is_empty[heads] & ~key_flat
         # A hole read bare, or not at all, whose head's place shows surely a key peg that stands out may hold it.
         # Not on a fit bent from the board's edges: its blocks may lie a head's radius off, over a neighbour's peg.
@@ -359,7 +357,7 @@ class BoardReader:
         rows = row_order.covered_flat(rows, steps, key_holes=p.key_holes, least=self._hole_step)
         if frame is not None and loc is not None and loc.px_per_mm is not None:
             beside = self._tray.rows_beside_dark(frame, loc, loc.px_per_mm)
-            rows = row_order.covered_beside_dark(rows, beside, key_holes=p.key_holes, seen_bare=rows_seen_bare)
+            rows = row_order.covered_beside_dark(rows, beside, key_holes=p.key_holes)
         rows = row_order.bare_between_covers(rows, key_holes=p.key_holes, max_run=self._gap_rows)
         rows = row_order.bare_beside_cover(rows, in_play)
         rows = row_order.unplayed_read_bare(rows, steps, key_holes=p.key_holes, least=self._hole_step)

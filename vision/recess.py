@@ -18,12 +18,6 @@ seen only where its step reaches :data:`RECESS_SHARE` of theirs (their
 median; the calibration's bare hole where the frame shows too few).
 Elsewhere nothing suggests a cover, and the profile's least step stands
 (:func:`~pegwatch.vision.row_order.least_hole_step`).
-
-The same step speaks for a row the other way (:meth:`RecessTest.seen_bare`):
-a row whose every hole reads surely bare and steps down as deep as both the
-frame's bare holes and the calibration's say a hole does is seen whole,
-whatever lies beside it. Nothing is over those holes: a hand or a sleeve
-hides a recess, it does not leave one in view.
 """
 
 from __future__ import annotations
@@ -101,35 +95,6 @@ class RecessTest:
             least = least_recess(steps, refs, calibrated)
             out.append(np.repeat(near, len(steps) // len(near)) & (steps < least))
         return out[0], out[1]
-
-    def seen_bare(
-        self, code_steps: FloatArray, key_steps: FloatArray, code_bare: BoolArray, key_bare: BoolArray,
-        bare_unplayed: BoolArray, *, holes: int, key_holes: int,
-    ) -> tuple[BoolArray, BoolArray]:
-        """The holes of the rows seen bare, wherever a cover lies: per guess hole, secret hole
-        (never) and key hole, as :func:`~pegwatch.vision.row_order.unplayed_bare` gives them;
-        and per row, whether it is seen bare.
-
-        A row is seen bare when every code hole reads surely bare (``code_bare``) and steps
-        down into its disc by at least :data:`RECESS_SHARE` of both the frame's bare holes'
-        median step (``bare_unplayed``, as for :meth:`flat`) and the calibration's bare hole's.
-        Both: a dark sleeve over the rows not in play reads bare and flat, and would make
-        the frame's own reference shallow. Its key holes read bare (``key_bare``) that step
-        so too are seen as well; the rest of them stay the cover's. Whole rows only: in a
-        row in play a peg's head leaning off its hole, under a hand, can leave the hole
-        itself looking bare.
-        """
-        n_code = len(code_steps)
-        sure: list[BoolArray] = []
-        for steps, refs, calibrated, bare in (
-            (code_steps, bare_unplayed[:n_code], self.code_step, code_bare),
-            (key_steps, bare_unplayed[n_code:], self.key_step, key_bare),
-        ):
-            least = max(least_recess(steps, refs, calibrated), RECESS_SHARE * calibrated)
-            sure.append(np.asarray(bare, dtype=bool) & (steps >= least))
-        rows: BoolArray = np.asarray(sure[0].reshape(-1, holes).all(axis=1), dtype=bool)
-        mask: BoolArray = np.concatenate([sure[0] & np.repeat(rows, holes), np.zeros(holes, dtype=bool), sure[1] & np.repeat(rows, key_holes)])
-        return mask, rows
 
 
 def doubt_flat(holes: Sequence[HoleReading], doubt: BoolArray) -> list[HoleReading]:

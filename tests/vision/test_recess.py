@@ -96,37 +96,6 @@ def test_a_frame_whose_bare_holes_look_shallow_asks_for_less():
     assert not code_flat.any() and not key_flat.any()
 
 
-def test_a_row_whose_every_hole_reads_bare_and_steps_deep_is_seen_whole():
-    # Rows 1-3 in play. Row 1: every code hole bare and deep; row 2: one hole flat (a sleeve's
-    # edge over it); row 3: one hole read as a peg.
-    code, keys, bare_unplayed = _frame([6.0] * 4 + [6.0, 1.0, 6.0, 6.0] + [6.0] * 4, [6.0, 1.0, 6.0, 6.0] * 3)
-    code_bare = np.ones(ROWS * HOLES, dtype=bool)
-    code_bare[2 * HOLES] = False
-    key_bare = np.ones(ROWS * KEYS, dtype=bool)
-    mask, rows = _test().seen_bare(code, keys, code_bare, key_bare, bare_unplayed, holes=HOLES, key_holes=KEYS)
-    assert rows.tolist() == [True, False, False, True, True, True]
-    n = ROWS * HOLES
-    assert mask[:HOLES].all() and not mask[HOLES : 3 * HOLES].any()
-    assert not mask[n : n + HOLES].any()  # the secret's holes: never
-    # The seen row's key holes that step deep too; its flat one stays the cover's.
-    assert mask[n + HOLES : n + HOLES + KEYS].tolist() == [True, False, True, True]
-    assert not mask[n + HOLES + KEYS : n + HOLES + 3 * KEYS].any()
-
-
-def test_a_shallow_frame_reference_does_not_lower_the_calibration_s_recess():
-    # A dark sleeve over the rows not in play: they read bare and flat (1 L*), so the frame's
-    # own reference asks only 0.5. The calibration's bare hole (5 L*) still asks 2.5.
-    code, keys, bare_unplayed = _frame([2.0] * 12, [2.0] * 12)
-    code[3 * HOLES :] = 1.0
-    keys[3 * KEYS :] = 1.0
-    ones = np.ones(ROWS * HOLES, dtype=bool)
-    _, rows = _test().seen_bare(code, keys, ones, np.ones(ROWS * KEYS, dtype=bool), bare_unplayed, holes=HOLES, key_holes=KEYS)
-    assert not rows.any()
-    code[:HOLES] = 3.0
-    _, rows = _test().seen_bare(code, keys, ones, np.ones(ROWS * KEYS, dtype=bool), bare_unplayed, holes=HOLES, key_holes=KEYS)
-    assert rows.tolist() == [True] + [False] * 5
-
-
 def test_flat_holes_read_bare_or_bare_or_dark_are_doubted_with_nothing_ruled_out():
     holes = [
         HoleReading(EMPTY, 0.99),
