@@ -185,7 +185,10 @@ def key_holes_seen(
     read surely (accepted, nothing over it); ``in_play``: per row;
     ``shows``: per key hole, whether it shows as a recess (darker than the
     plastic around it): something flat and dark over a hole (a sleeve the
-    cover test missed) hides it and would light nothing either;
+    cover test missed) hides it and would light nothing either. A hole read
+    bare that does not show tells of such a thing over its row's block, whose
+    edge the test has not found: the row's other key holes, a few
+    millimetres off, may lie under it too, and none of them is proved bare;
     ``contrast``: the right-place and right-colour key colours' calibrated
     contrast (:func:`key_contrast`), to vouch for one the frame lacks;
     ``standing_asked``: the holes whose standing is asked (None: all); with
@@ -195,7 +198,9 @@ def key_holes_seen(
     rows = np.repeat(np.arange(profile.rows), n)
     bare = sure & (names == EMPTY)
     row_bare = bare.reshape(profile.rows, n).all(axis=1)
-    need = bare & in_play[rows] & (np.ones(len(names), dtype=bool) if shows is None else shows)
+    shown = np.ones(len(names), dtype=bool) if shows is None else np.asarray(shows, dtype=bool)
+    veiled = (bare & ~shown).reshape(profile.rows, n).any(axis=1)[rows]
+    need = bare & in_play[rows] & shown & ~veiled
     asked = need.any() or standing_asked is None or bool(standing_asked.any())
     nothing = np.zeros(len(names), dtype=bool)
     if not asked:

@@ -190,6 +190,38 @@ def test_a_hole_that_does_not_show_proves_nothing(pbr, monkeypatch):
     assert not called[-1][hole]
 
 
+def test_a_bare_hole_that_does_not_show_leaves_its_row_s_block_unproved(pbr, monkeypatch):
+    """Seed 8, table 501, case 51: a sleeve's edge over half a row's key
+    block; the hole under it read bare and flat, its neighbour under the
+    fabric too, but stepping as deep as a hole in the fabric's grain, and
+    proved bare: a correct row accused of one white peg too few."""
+    p, cal, board, loc, hole, called = _board_nine(pbr, monkeypatch)
+    keys = np.concatenate([p.key_centres_mm(r) for r in range(1, p.rows + 1)])
+    row = hole // p.key_holes
+    frame = board.image.copy()
+    for other in range(row * p.key_holes, (row + 1) * p.key_holes):
+        if other == hole:
+            continue
+        x, y = keys[other]  # each other key hole of the row under a flat patch of the plastic's colour, 3 mm round
+        corners = loc.to_image(np.array([[x - 1.5, y - 1.5], [x + 1.5, y - 1.5], [x + 1.5, y + 1.5], [x - 1.5, y + 1.5]]))
+        (ax, ay), (bx, by) = corners.min(axis=0).astype(int), corners.max(axis=0).astype(int)
+        plastic = np.median(board.image[ay - 6 : by + 6, ax - 6 : bx + 6].reshape(-1, 3), axis=0)
+        cv2.fillConvexPoly(frame, np.round(corners).astype(np.int32), [int(v) for v in plastic])
+    shows: list[np.ndarray] = []
+    real = reader_module.key_holes_seen
+
+    def spy(*a, **k):
+        shows.append(np.asarray(k["shows"], dtype=bool))
+        return real(*a, **k)
+
+    monkeypatch.setattr(reader_module, "key_holes_seen", spy)
+    called.clear()
+    BoardReader(p, cal).read(frame, at_ns=2)
+    assert shows[-1][hole]  # the hole itself still shows as one ...
+    assert not shows[-1][row * p.key_holes : (row + 1) * p.key_holes].all()  # ... a neighbour does not
+    assert not called[-1][hole]
+
+
 def test_plastic_blocks_lie_wholly_on_the_profile_s_plastic():
     for name in profile_names():
         p = load_profile(name)
