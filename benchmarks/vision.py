@@ -381,6 +381,9 @@ def run_pbr(args: argparse.Namespace) -> int:
         f"{b} {s['hole_error_rate_' + b]:.5f}" for b in bands))
     print(f"{'  of those on full-trust boards':44s} {s['hole_error_rate_full_trust']:.5f}  by light: " + ", ".join(
         f"{b} {s['hole_error_rate_full_trust_' + b]:.5f}" for b in bands))
+    print(f"{'  by the confidence they were read with':44s} below 0.999: {s['hole_error_rate_full_trust_conf_below_999']:.5f}"
+          f" ({100 * s['holes_confident_full_trust_conf_below_999_share']:.1f} % of them),"
+          f" 0.999 and up: {s['hole_error_rate_full_trust_conf_999_up']:.5f}")
     print(f"{'secrets read / invented':44s} {s['secrets_read']} / {s['secret_invented']}")
     conf = tally.confusion.most_common(8)
     if conf:

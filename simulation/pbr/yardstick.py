@@ -57,6 +57,10 @@ MISMARK = "mismark"
 CLEAR = "clear"
 UNSURE = "unsure"
 NOT_MARKED = "not marked"
+#: Confident holes read at a confidence below this are tallied apart: the
+#: reader accepts a hole from a posterior of 0.99, and those between that
+#: and this should err no more often than about one in two hundred.
+SURE_CONFIDENCE = 0.999
 
 def judge_row(profile: BoardProfile, secret: Sequence[str], row: RowReading, *, is_last: bool) -> str:
     """The verdict on one read row with what is known: mismark, clear, unsure or not marked.
@@ -156,7 +160,9 @@ class PbrTally:
                 if not under:
                     c["rows_covered_needlessly"] += 1
             for t, h in zip(t_row.holes, r_row.holes, strict=True):
-                self._hole(t.colour, h.colour, band, under, full=reading.trust == TRUST_FULL, no_hand=no_hand)
+                self._hole(
+                    t.colour, h.colour, band, under, full=reading.trust == TRUST_FULL, no_hand=no_hand, confidence=h.confidence
+                )
             if r_row.keys.is_certain and r_row.status != ROW_OCCLUDED:
                 c["key_rows_certain"] += 1
                 if (r_row.keys.black, r_row.keys.white) != (t_row.keys.black, t_row.keys.white):
@@ -164,13 +170,16 @@ class PbrTally:
         if reading.secret is not None and truth.secret is not None:
             for t, h in zip(truth.secret, reading.secret, strict=True):
                 self._hole(
-                    t.colour, h.colour, band, bool(meta["secret_covered"]), full=reading.trust == TRUST_FULL, no_hand=no_hand
+                    t.colour, h.colour, band, bool(meta["secret_covered"]), full=reading.trust == TRUST_FULL, no_hand=no_hand,
+                    confidence=h.confidence,
                 )
         n_rows, n_under, n_holes, n_uncertain, n_holes_under, n_elsewhere = (c[k] - b for k, b in zip(_PER_BOARD, before, strict=True))
         self.boards.append((not no_hand, n_rows, n_under, n_holes, n_uncertain, n_holes_under, n_elsewhere))
         self._judge(profile, board, truth, reading, name)
 
-    def _hole(self, truth: str, read: str, band: str, under_hand: bool, *, full: bool, no_hand: bool = False) -> None:
+    def _hole(
+        self, truth: str, read: str, band: str, under_hand: bool, *, full: bool, no_hand: bool = False, confidence: float = 1.0
+    ) -> None:
         c = self.c
         c["holes"] += 1
         c["holes_no_hand"] += no_hand
@@ -188,6 +197,12 @@ class PbrTally:
             if read != truth:
                 c[f"hole_errors{suffix}"] += 1
                 c[f"hole_errors{suffix}_{band}"] += 1
+        if full:
+            # Whether the confidence a hole is read with is a probability:
+            # the least sure of the confident holes should err about as often as they say.
+            stated = "below_999" if confidence < SURE_CONFIDENCE else "999_up"
+            c[f"holes_confident_full_trust_conf_{stated}"] += 1
+            c[f"hole_errors_full_trust_conf_{stated}"] += read != truth
         if read != truth:
             self.confusion[(truth, read)] += 1
 
@@ -331,6 +346,13 @@ def summary(t: PbrTally, steady_ms: Sequence[float], first_ms: Sequence[float]) 
         band = f"{lo}_{hi}k"
         out[f"hole_error_rate_{band}"] = _rate(c[f"hole_errors_{band}"], c[f"holes_confident_{band}"])
     out["hole_error_rate_full_trust"] = _rate(c["hole_errors_full_trust"], c["holes_confident_full_trust"])
+    for stated in ("below_999", "999_up"):
+        out[f"hole_error_rate_full_trust_conf_{stated}"] = _rate(
+            c[f"hole_errors_full_trust_conf_{stated}"], c[f"holes_confident_full_trust_conf_{stated}"]
+        )
+    out["holes_confident_full_trust_conf_below_999_share"] = _rate(
+        c["holes_confident_full_trust_conf_below_999"], c["holes_confident_full_trust"], 4
+    )
     for lo, hi in LIGHT_BANDS:
         band = f"{lo}_{hi}k"
         out[f"hole_error_rate_full_trust_{band}"] = _rate(

@@ -33,6 +33,7 @@ from pegwatch.simulation.pbr.yardstick import (
     CLEAR,
     MISMARK,
     NOT_MARKED,
+    SURE_CONFIDENCE,
     UNSURE,
     PbrTally,
     hands_capped,
@@ -45,7 +46,14 @@ from pegwatch.vision.calibrate import calibrate, truth_from_record
 from pegwatch.vision.markers import detect_markers
 from pegwatch.vision.profile import load_profile
 from pegwatch.vision.reader import BoardReader
-from pegwatch.vision.reading import OCCLUDED, UNKNOWN, HoleReading, KeyReading, RowReading
+from pegwatch.vision.reading import (
+    OCCLUDED,
+    TRUST_FULL,
+    UNKNOWN,
+    HoleReading,
+    KeyReading,
+    RowReading,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "pbr"
@@ -89,10 +97,21 @@ def test_no_correct_row_is_accused(table, cases):
     cal = calibrate([b.image for b in table.calibration], truths, p)
     tally = PbrTally()
     uncertain = holes = free = 0
+    stated = {"below_999": [0, 0], "999_up": [0, 0]}  # confident holes on full-trust boards, and errors, by confidence
     for i, b in enumerate(cases):
         reading = BoardReader(p, cal).read(b.image, at_ns=i)  # every case is its own camera
         assert reading.problem is None or reading.problem.strip(), "a board refused without a reason"
         tally.add(p, b, reading, name=f"case {b.meta.get('index')}")
+        truth = truth_from_record(b.truth, p, where="truth")
+        if reading.trust == TRUST_FULL:
+            pairs = [(t, h) for tr, rr in zip(truth.rows, reading.rows, strict=True) for t, h in zip(tr.holes, rr.holes, strict=True)]
+            if truth.secret is not None and reading.secret is not None:
+                pairs += list(zip(truth.secret, reading.secret, strict=True))
+            for t, h in pairs:
+                if h.is_certain:
+                    band = stated["below_999" if h.confidence < SURE_CONFIDENCE else "999_up"]
+                    band[0] += 1
+                    band[1] += h.colour != t.colour
         if reading.problem is None and nothing_over(b):
             free += 1
             seen = [h for r in reading.rows for h in r.holes]
@@ -105,6 +124,10 @@ def test_no_correct_row_is_accused(table, cases):
     s = summary(tally, [], [])
     assert free and s["boards_no_hand"] == free
     assert s["hole_uncertain_rate_no_hand"] == round(uncertain / holes, 4)
+    assert stated["below_999"][0] and stated["999_up"][0]
+    for name, (n, wrong) in stated.items():
+        assert s[f"hole_error_rate_full_trust_conf_{name}"] == round(wrong / n, 6)
+    assert s["holes_confident_full_trust_conf_below_999_share"] == round(stated["below_999"][0] / sum(v[0] for v in stated.values()), 4)
 
 
 def test_the_uncertainty_bar_s_set_takes_hand_boards_in_order_until_hands_would_cover_more_than_a_twentieth_of_rows():
