@@ -282,11 +282,11 @@ class BoardReader:
             seen=np.concatenate([cc.accepted & self._code_lit[cc.best], np.zeros(p.holes + len(kc.best), dtype=bool)]),
         )
         self.last_cover = cover
-        # Beside a found cover, a hole read bare must show as a recess (its unseen part may lie flat over pegs).
+        # A hole read bare must show as a recess beside a found cover (its unseen part may lie flat over pegs),
+        # and one read surely bare anywhere in play (a sleeve held above the board may go unfound).
         steps, key_steps = f.code[:n_guess, 3] - f.code[:n_guess, 0], f.keys[:, 3] - f.keys[:, 0]
-        code_flat, key_flat = self._recess.flat(
-            steps, key_steps, cover.rows[: p.rows], in_play, np.delete(not_in_play, np.s_[n_guess : n_guess + p.holes])
-        )
+        bare_unplayed = np.delete(not_in_play, np.s_[n_guess : n_guess + p.holes])
+        code_flat, key_flat = self._recess.flat(steps, key_steps, cover.rows[: p.rows], in_play, bare_unplayed)
         key_seen = ~key_flat if heads is None else self._key_is_empty[heads] & ~key_flat
         # A hole read bare, or not at all, whose head's place shows surely a key peg that stands out may hold it.
         # Not on a fit bent from the board's edges: its blocks may lie a head's radius off, over a neighbour's peg.
@@ -319,7 +319,7 @@ class BoardReader:
                 guesses, frame, loc, self.sampler.code_centres_mm[:n_guess], f.code_plastic[:n_guess], per_row=p.holes,
                 in_play=~not_in_play[:n_guess], sure=cc.accepted & ~cover.code[:n_guess] & ~cover.seen[:n_guess], kinds=self._dark_kinds,
             )
-        guesses = doubt_flat(guesses, code_flat)
+        guesses = doubt_flat(guesses, code_flat, surely_bare=self._recess.bare_flat(steps, in_play, bare_unplayed))
         # Only where a look may differ: holes read as pegs, and the secret's.
         pegs = np.r_[np.flatnonzero([h.is_certain and h.colour != EMPTY for h in guesses]), n_guess : n_guess + p.holes]
         code_heads = None if frame is None or self._heads or unplaced else self._head_classes(frame, loc, light, keys=False, only=pegs)

@@ -1,4 +1,4 @@
-"""Beside a cover: whether a hole read bare shows as a hole.
+"""Beside a cover, and anywhere in play for a hole read surely bare: whether it shows as a hole.
 
 The cover test finds a hand or a sleeve where it differs from the
 plastic's light (:mod:`~pegwatch.vision.cover`). A grey sleeve of the
@@ -17,7 +17,22 @@ a row a found cover lies over, or beside one, a hole read bare counts as
 seen only where its step reaches :data:`RECESS_SHARE` of theirs (their
 median; the calibration's bare hole where the frame shows too few).
 Elsewhere nothing suggests a cover, and the profile's least step stands
-(:func:`~pegwatch.vision.row_order.least_hole_step`).
+(:func:`~pegwatch.vision.row_order.least_hole_step`) for a hole that may
+be bare or a dark peg.
+
+But a code hole read surely bare in a row in play is asked for its recess
+wherever it lies: a grey sleeve held above the board may be found over
+one row of the seven it hides, or over none (issue 14's seed 9, table
+500, case 63: its fabric over rows 2-6 stepped 0.3-2.9 L* where the
+frame's bare holes stepped a median 4, and read as eleven surely bare
+holes). A hole truly bare in a row in play is rare (a game without blanks
+has one only in the row being placed), so asking it costs little: over
+issue 14's seeds 1 and 3-9, 4 of seed 9's 11 wrong holes read unknown (6
+holes more uncertain), and elsewhere at most 2 holes a seed more
+uncertain, nothing else moved. A hole left
+bare or a dark peg (``dark_pegs.narrow``) keeps that answer
+away from a cover: a black peg is no recess either, and the blocks round
+it have already said what it is not.
 """
 
 from __future__ import annotations
@@ -96,13 +111,22 @@ class RecessTest:
             out.append(np.repeat(near, len(steps) // len(near)) & (steps < least))
         return out[0], out[1]
 
+    def bare_flat(self, code_steps: FloatArray, in_play: BoolArray, bare_unplayed: BoolArray) -> BoolArray:
+        """Per guess hole, whether it lies in a row in play, near a cover or not, and steps down into
+        its disc by less than the frame's bare holes say a hole does (``bare_unplayed``: as
+        :meth:`flat`'s): a hole read surely bare there is doubted (the module's docstring)."""
+        least = least_recess(code_steps, bare_unplayed[: len(code_steps)], self.code_step)
+        return np.repeat(in_play, len(code_steps) // len(in_play)) & (code_steps < least)
 
-def doubt_flat(holes: Sequence[HoleReading], doubt: BoolArray) -> list[HoleReading]:
+
+def doubt_flat(holes: Sequence[HoleReading], doubt: BoolArray, *, surely_bare: BoolArray | None = None) -> list[HoleReading]:
     """``holes`` with those flagged in ``doubt`` (:meth:`RecessTest.flat`) that read bare,
-    surely or as one of a doubtful hole's candidates, read unknown with nothing ruled out."""
+    surely or as one of a doubtful hole's candidates, and those flagged in ``surely_bare``
+    (:meth:`RecessTest.bare_flat`) that read surely bare, read unknown with nothing ruled out."""
     out = list(holes)
-    for i in (int(v) for v in np.flatnonzero(doubt)):
+    anywhere = np.zeros(len(holes), dtype=bool) if surely_bare is None else np.asarray(surely_bare, dtype=bool)
+    for i in (int(v) for v in np.flatnonzero(np.asarray(doubt, dtype=bool) | anywhere)):
         h = holes[i]
-        if h.colour == EMPTY or (h.colour == UNKNOWN and any(c == EMPTY for c, _ in h.candidates)):
+        if h.colour == EMPTY or (doubt[i] and h.colour == UNKNOWN and any(c == EMPTY for c, _ in h.candidates)):
             out[i] = HoleReading(UNKNOWN, h.confidence)
     return out

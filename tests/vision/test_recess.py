@@ -112,6 +112,28 @@ def test_flat_holes_read_bare_or_bare_or_dark_are_doubted_with_nothing_ruled_out
     assert out[4] == holes[4]  # not flagged
 
 
+def test_a_hole_read_surely_bare_in_play_is_asked_for_its_recess_cover_or_not():
+    # No cover found anywhere. Rows 1-3 in play: row 1 shallow (flat fabric), row 2 deep, row 3 shallow again.
+    code, keys, bare_unplayed = _frame([1.0] * HOLES + [8.0] * HOLES + [1.0, 8.0, 1.0, 8.0], [])
+    in_play = np.array([True, True, True, False, False, False])
+    flat = _test().bare_flat(code, in_play, bare_unplayed)
+    assert np.flatnonzero(flat).tolist() == [0, 1, 2, 3, 8, 10]
+    assert not _test().bare_flat(code, np.zeros(ROWS, dtype=bool), bare_unplayed).any()  # rows not in play hold no peg
+    # The cover's own test finds nothing here ...
+    code_flat, _ = _test().flat(code, keys, np.zeros(ROWS, dtype=bool), in_play, bare_unplayed)
+    assert not code_flat.any()
+    # ... and only a hole read surely bare is doubted: a hole left bare or black keeps that answer.
+    holes = [
+        HoleReading(EMPTY, 0.99),
+        HoleReading(UNKNOWN, 0.9, ((EMPTY, 0.9), ("black", 0.1))),
+        HoleReading("black", 0.99),
+        HoleReading(EMPTY, 0.99),
+    ]
+    out = doubt_flat(holes, code_flat[:4], surely_bare=flat[:4])
+    assert out[0] == HoleReading(UNKNOWN, 0.99) and out[0].possible is None
+    assert out[1:] == [*holes[1:3], HoleReading(UNKNOWN, 0.99)]
+
+
 # Two physically based boards (issue 14's seed 2, peg set 502) read with their
 # camera's true lens, as a table after `pegwatch calibrate-lens`: a grey sleeve
 # of the plastic's tint that the cover test finds only in part. Before the
