@@ -62,6 +62,7 @@ NOT_MARKED = "not marked"
 #: and this should err no more often than about one in two hundred.
 SURE_CONFIDENCE = 0.999
 
+
 def judge_row(profile: BoardProfile, secret: Sequence[str], row: RowReading, *, is_last: bool) -> str:
     """The verdict on one read row with what is known: mismark, clear, unsure or not marked.
 
