@@ -115,7 +115,7 @@ def test_no_correct_row_is_accused(table, cases):
         if reading.problem is None and nothing_over(b):
             free += 1
             seen = [h for r in reading.rows for h in r.holes]
-            if truth_from_record(b.truth, p, where="truth").secret is not None and reading.secret is not None:
+            if truth.secret is not None and reading.secret is not None:
                 seen += list(reading.secret)
             holes += len(seen)
             uncertain += sum(h.colour in (UNKNOWN, OCCLUDED) for h in seen)
