@@ -359,6 +359,8 @@ def run_pbr(args: argparse.Namespace) -> int:
           f" (on {s['false_mismark_boards']} boards)")
     print(f"{'mis-marked rows caught / never judged':44s} {s['mismarks_caught']} / {s['mismarks_unjudged']}"
           f" of {s['mismarks_injected']} (missed while judged: {s['mismarks_missed']})")
+    print(f"{'  of them with no hand over the row':44s} {s['mismarks_caught_uncovered']} / {s['mismarks_unjudged_uncovered']}"
+          f" of {s['mismarks_injected_uncovered']} ({100 * s['mismarks_caught_rate_uncovered']:.1f} % caught)")
     print(f"{'holes uncertain':44s} {100 * s['hole_uncertain_rate']:.1f} %"
           f" (not under a hand: {100 * s['hole_uncertain_rate_uncovered']:.1f} %;"
           f" on the {s['boards_no_hand']} boards with no hand: {100 * s['hole_uncertain_rate_no_hand']:.1f} %;"

@@ -218,6 +218,7 @@ class PbrTally:
                 c["secret_invented"] += 1
         secret = seen if seen is not None else secret_true
         mismarked = set(meta["mismarked_rows"])
+        covered = set(meta["covered_rows"])
         played = [r.row for r in truth.rows if any(h.colour != EMPTY for h in r.holes)]
         last = max(played, default=0)
         false_here = 0
@@ -234,14 +235,16 @@ class PbrTally:
             verdict = UNSURE if low_trust else judge_row(profile, secret, r_row, is_last=r_row.row == last)
             exact = r_row.status == "ok" and verdict in (MISMARK, CLEAR)
             if r_row.row in mismarked:
-                c["mismarks_injected"] += 1
-                if verdict == MISMARK:
-                    c["mismarks_caught"] += 1
-                    c["mismarks_caught_exact"] += exact
-                elif verdict == CLEAR:
-                    c["mismarks_missed"] += 1
-                else:
-                    c["mismarks_unjudged"] += 1
+                # Also counted apart where no hand is over the row: no frame can show a row a hand hides.
+                for suffix in ("",) if r_row.row in covered else ("", "_uncovered"):
+                    c[f"mismarks_injected{suffix}"] += 1
+                    if verdict == MISMARK:
+                        c[f"mismarks_caught{suffix}"] += 1
+                    elif verdict == CLEAR:
+                        c[f"mismarks_missed{suffix}"] += 1
+                    else:
+                        c[f"mismarks_unjudged{suffix}"] += 1
+                c["mismarks_caught_exact"] += verdict == MISMARK and exact
             else:
                 c["rows_correct"] += 1
                 if verdict == MISMARK:
@@ -313,6 +316,11 @@ def summary(t: PbrTally, steady_ms: Sequence[float], first_ms: Sequence[float]) 
         "mismarks_caught_exact": c["mismarks_caught_exact"],
         "mismarks_unjudged": c["mismarks_unjudged"],
         "mismarks_missed": c["mismarks_missed"],
+        "mismarks_injected_uncovered": c["mismarks_injected_uncovered"],
+        "mismarks_caught_uncovered": c["mismarks_caught_uncovered"],
+        "mismarks_unjudged_uncovered": c["mismarks_unjudged_uncovered"],
+        "mismarks_missed_uncovered": c["mismarks_missed_uncovered"],
+        "mismarks_caught_rate_uncovered": _rate(c["mismarks_caught_uncovered"], c["mismarks_injected_uncovered"], 4),
         "secrets_read": c["secrets_read"],
         "secret_invented": c["secret_invented"],
         "hole_uncertain_rate": _rate(c["holes_uncertain"], c["holes"], 4),

@@ -98,8 +98,11 @@ def test_no_correct_row_is_accused(table, cases):
     tally = PbrTally()
     uncertain = holes = free = 0
     stated = {"below_999": [0, 0], "999_up": [0, 0]}  # confident holes on full-trust boards, and errors, by confidence
+    found = []
     for i, b in enumerate(cases):
         reading = BoardReader(p, cal).read(b.image, at_ns=i)  # every case is its own camera
+        if reading.problem is None:
+            found.append(b)
         assert reading.problem is None or reading.problem.strip(), "a board refused without a reason"
         tally.add(p, b, reading, name=f"case {b.meta.get('index')}")
         truth = truth_from_record(b.truth, p, where="truth")
@@ -128,6 +131,20 @@ def test_no_correct_row_is_accused(table, cases):
     for name, (n, wrong) in stated.items():
         assert s[f"hole_error_rate_full_trust_conf_{name}"] == round(wrong / n, 6)
     assert s["holes_confident_full_trust_conf_below_999_share"] == round(stated["below_999"][0] / sum(v[0] for v in stated.values()), 4)
+    # The mis-marks no hand is over are counted apart: every mis-mark judged is one or the other.
+    hidden = 0
+    for b in found:
+        truth = truth_from_record(b.truth, p, where="truth")
+        last = max((r.row for r in truth.rows if any(h.colour != "empty" for h in r.holes)), default=0)
+        hidden += sum(
+            1 for r in truth.rows
+            if r.row in b.meta["mismarked_rows"] and r.row in b.meta["covered_rows"] and r.row <= last
+            and (r.keys.black + r.keys.white > 0 or r.row < last)
+        )
+    assert hidden and s["mismarks_injected_uncovered"]
+    assert s["mismarks_injected"] - s["mismarks_injected_uncovered"] == hidden
+    assert s["mismarks_caught_uncovered"] + s["mismarks_unjudged_uncovered"] + s["mismarks_missed_uncovered"] == s["mismarks_injected_uncovered"]
+    assert s["mismarks_caught_rate_uncovered"] == round(s["mismarks_caught_uncovered"] / s["mismarks_injected_uncovered"], 4)
 
 
 def test_the_uncertainty_bar_s_set_takes_hand_boards_in_order_until_hands_would_cover_more_than_a_twentieth_of_rows():
