@@ -166,6 +166,10 @@ def ruled_out(scores: FloatArray, references: BoolArray, witnesses: BoolArray) -
 #: A hole may be a dark peg only where its block is no brighter than this
 #: above the frame's second brightest bare hole: a black peg, like a bare
 #: hole, is darker than its plastic; a grey sleeve over a dark board is not.
+#: A black peg's lit dome may lift its block further, short of the bounds
+#: that rule out a lit peg's colour and white (:data:`MARGIN`): such a hole
+#: may be dark too where its core shines or stands in relief, which a flat
+#: sleeve's does not.
 DARK_MARGIN = 0.1
 
 
@@ -242,6 +246,17 @@ def too_white_for_a_colour(white: FloatArray, references: BoolArray) -> BoolArra
     return _above_bare(white, references, COLOUR_WHITE_MARGIN)
 
 
+def _peg_shows(
+    frame: NDArray[np.uint8], loc: Localisation, centres_mm: FloatArray, plastic_linear: FloatArray, bare: BoolArray,
+    sheen: BoolArray | None,
+) -> BoolArray:
+    """Per hole, whether its core shines (``sheen``, if already known) or stands in relief above every bare hole of the frame."""
+    if sheen is None:
+        sheen = shines(sheen_scores(frame, loc, centres_mm, plastic_linear), bare)
+    out: BoolArray = sheen | in_relief(relief_scores(frame, loc, centres_mm, plastic_linear), bare)
+    return out
+
+
 def shows_a_peg(chroma: FloatArray, white: FloatArray, sheen: BoolArray, references: BoolArray) -> BoolArray:
     """Per hole, whether its block shows more colour or white than the frame's bare holes, or its
     core shines: a peg is there, or near enough to hide the hole."""
@@ -298,7 +313,9 @@ def narrow(
     Only in a row showing a peg read surely in a colour of its own light:
     something flat and dark over a whole row (a sleeve the cover test
     missed) shows none. And only where the block is no brighter than the
-    frame's bare holes (:func:`no_brighter_than_bare`).
+    frame's bare holes (:func:`no_brighter_than_bare`), or, where its core
+    shines or stands in relief, where its colour and whiteness rule out
+    every lit peg (a black peg's lit dome: :data:`DARK_MARGIN`).
     """
     lit = kinds.chromatic | kinds.white
     shown = {i // per_row for i, h in enumerate(holes) if h.is_certain and h.colour in lit}
@@ -335,6 +352,11 @@ def narrow(
     no_white = white_ruled_out(white, bare, read, sure & in_play, kinds)
     dark = no_brighter_than_bare(white, bare)
     peg_shows: BoolArray | None = None
+    if any(not dark[i] and no_colour[i] and no_white[i] for i in doubtful):
+        # A black peg's lit dome may lift its block a little over a bare hole's, short of any lit peg's
+        # colour or white: dark too where its core shines or stands in relief, as no flat sleeve does.
+        peg_shows = _peg_shows(frame, loc, centres_mm, plastic_linear, bare, sheen)
+        dark = dark | (no_colour & no_white & peg_shows)
     for i in (i for i in doubtful if dark[i]):
         drop = (kinds.chromatic if no_colour[i] else frozenset()) | (kinds.white if no_white[i] else frozenset())
         kept = tuple((c, pr) for c, pr in holes[i].candidates if c not in drop)
@@ -345,9 +367,7 @@ def narrow(
         pegs = {c for c, _ in kept} - {EMPTY}
         if len(pegs) == 1 and len(kept) == 2:
             if peg_shows is None:
-                if sheen is None:
-                    sheen = shines(sheen_scores(frame, loc, centres_mm, plastic_linear), bare)
-                peg_shows = sheen | in_relief(relief_scores(frame, loc, centres_mm, plastic_linear), bare)
+                peg_shows = _peg_shows(frame, loc, centres_mm, plastic_linear, bare, sheen)
             if peg_shows[i]:
                 total = sum(pr for _, pr in holes[i].candidates)
                 out[i] = HoleReading(pegs.pop(), sum(pr for _, pr in kept) / max(total, 1e-9))

@@ -9,7 +9,9 @@ white peg fills most of a disc round its hole and shows there as no black
 peg and no bare hole does; a glossy black peg's dome catches the light,
 which a bare hole's recess does not; and its dome's lit top, shaded flank
 and cast shadow span a wider range of light than a recess's rim and floor
-(vision.dark_pegs).
+(vision.dark_pegs). A black peg's lit dome may lift its block a little above
+the bare holes' light; short of any lit peg's colour and white, and in
+relief, it is still read as the dark peg it is.
 """
 
 from __future__ import annotations
@@ -329,6 +331,62 @@ def test_a_bare_hole_in_a_proved_peg_s_place_stands_in_no_relief(pbr, monkeypatc
     after = dark_pegs.relief_scores(frame, loc, centres, plastic)
     assert dark_pegs.in_relief(before, refs)[target]
     assert not dark_pegs.in_relief(after, refs)[target]
+
+
+def _lifted_black(pbr, monkeypatch):
+    """Per cached board, the holes the blocks read as black pegs (doubtful without them) whose blocks
+    are brighter than a dark peg's bound over the frame's bare holes (rows with no peg read):
+    (board, reader, holes, truth)."""
+    table, cal, cases = pbr
+    p = table.profile
+    out = []
+    for i, board in enumerate(cases):
+        reader = BoardReader(p, cal)
+        reading = reader.read(board.image, at_ns=i)
+        if reading.problem is not None or reading.trust != "full":
+            continue
+        with monkeypatch.context() as m:
+            m.setattr(dark_pegs, "narrow", lambda holes, *_a, **_k: list(holes))
+            plain = [h for r in BoardReader(p, cal).read(board.image, at_ns=i).rows for h in r.holes]
+        loc, plastic = _code_plastic(reader, board, cal)
+        n = p.rows * p.holes
+        holes = [h for r in reading.rows for h in r.holes]
+        played = {r.row for r in reading.rows if any(h.is_certain and h.colour != "empty" for h in r.holes)}
+        refs = np.array([h.is_certain and h.colour == "empty" and k // p.holes + 1 not in played for k, h in enumerate(holes)])
+        _chroma, white = dark_pegs.block_scores(board.image, loc, reader.sampler.code_centres_mm[:n], plastic[:n])
+        dark = no_brighter_than_bare(white, refs)
+        lifted = [k for k, h in enumerate(holes) if h.is_certain and h.colour == "black" and not plain[k].is_certain and not dark[k]]
+        out.append((board, reader, lifted, _truth(board, p)))
+    return out
+
+
+def test_a_black_peg_whose_lit_dome_lifts_its_block_is_read_black_and_is_one(pbr, monkeypatch):
+    """A black peg's lit dome may lift its block over a dark peg's bound; short of every lit peg's
+    colour and white, and standing in relief or shining, it is read black."""
+    seen = 0
+    for board, _reader, lifted, truth in _lifted_black(pbr, monkeypatch):
+        for k in lifted:
+            assert truth[k] == "black", f"case {board.meta['index']} hole {k}"
+            seen += 1
+    assert seen >= 1
+
+
+def test_a_lifted_block_flattened_is_not_read_black(pbr, monkeypatch):
+    """The same hole with its core dulled to a flat disc of its median light (as a sleeve lies) is not read black."""
+    table, cal, _ = pbr
+    p = table.profile
+    board, reader, lifted, _ = next(x for x in _lifted_black(pbr, monkeypatch) if x[2])
+    k = lifted[0]
+    loc = reader.last_localisation
+    assert loc is not None
+    centre = reader.sampler.code_centres_mm[k]
+    (cx, cy), (ex, _ey) = loc.to_image(np.array([centre, np.add(centre, (dark_pegs.SHEEN_RADIUS_MM + 0.5, 0))]))
+    frame = board.image.copy()
+    inside = np.zeros(frame.shape[:2], dtype=np.uint8)
+    cv2.circle(inside, (round(cx), round(cy)), max(3, round(ex - cx)), 1, -1)
+    frame[inside == 1] = np.median(frame[inside == 1], axis=0).astype(np.uint8)
+    got = BoardReader(p, cal).read(frame, at_ns=99).row(k // p.holes + 1).holes[k % p.holes]
+    assert not (got.is_certain and got.colour == "black")
 
 
 def test_a_block_shows_a_peg_above_the_bare_holes_or_by_its_sheen():
