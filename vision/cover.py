@@ -270,7 +270,8 @@ class CoverGraph:
 
         The holes within reach of a cover are occluded, except those the
         reader says are seen bare (``bare``, code then key holes; see
-        ``BoardReader``: only where no game has reached yet), and, on a
+        ``BoardReader``: where no game has reached yet, and the rows whose
+        every hole shows its recess), and, on a
         trusted fit, those ``seen`` (code then key holes: read surely as a
         lit peg) whose colour is unlike every foreign cell of the covers
         that reach them (:data:`SEEN_APART_GAP`): a hand's shadow or the

@@ -65,7 +65,7 @@ from pegwatch.vision.reading import (
     doubt_bare_keys,
     unreadable_row,
 )
-from pegwatch.vision.recess import RecessTest, doubt_flat
+from pegwatch.vision.recess import RecessShapes, RecessTest, doubt_flat
 from pegwatch.vision.sampler import BoardSampler, Features, FloatArray
 from pegwatch.vision.secret import SecretView, see_secret
 from pegwatch.vision.still_board import AGREE_READS, StillBoard
@@ -136,6 +136,7 @@ class BoardReader:
         bare_key = self.key_model.means[list(key_names).index(EMPTY)] if EMPTY in key_names else None
         self._key_hole_step = row_order.least_hole_step(bare_key)
         self._recess = RecessTest.of(self.code_model, self.key_model)
+        self._shapes = RecessShapes(profile.code_hole_diameter_mm / 2)
         self._gap_rows = int(row_order.SLEEVE_GAP_MM // max(float(np.hypot(*profile.row_step_mm)), 1e-9))
         keys = (profile.right_place_key, profile.right_colour_key)
         self._key_contrast = key_contrast(self.key_model, calibration.plastic_linear, keys) if set(keys) <= set(key_names) else None
@@ -267,6 +268,14 @@ class BoardReader:
         lean = self._places.lean(loc)
         found_by, ppm, sharp, reasons = facts or board_facts(self.profile, self.calibration, loc)
         unplaced = placement_unconfirmed(loc, self.profile)  # each hole may read its neighbour's peg: none is sure
+        steps, key_steps = f.code[:n_guess, 3] - f.code[:n_guess, 0], f.keys[:, 3] - f.keys[:, 0]
+        refs = np.delete(not_in_play, np.s_[n_guess : n_guess + p.holes])  # bare in rows not in play: how deep a hole looks
+        likeness = None if frame is None or loc is None else self._shapes.likeness(
+            frame, loc, self.sampler.code_centres_mm[:n_guess], refs[:n_guess]
+        )
+        seen_bare, rows_seen_bare = self._recess.seen_bare(
+            steps, key_steps, read_bare, kc.accepted & key_bare, refs, likeness, holes=p.holes, key_holes=p.key_holes
+        )
         cover = self.sampler.cover.find(
             odd,
             f.cell_shaded,
@@ -277,16 +286,14 @@ class BoardReader:
             plastic=np.asarray(self.calibration.plastic_linear, dtype=np.float64),
             lean=lean,
             edge=f.cell_edge, faint=f.cell_faint, fit_trusted=not reasons,
-            bare=unplayed,
+            bare=unplayed | seen_bare,
             # Guess holes only: the secret is taken only with nothing over it, and key pegs are too grey to tell from a sleeve.
             seen=np.concatenate([cc.accepted & self._code_lit[cc.best], np.zeros(p.holes + len(kc.best), dtype=bool)]),
         )
         self.last_cover = cover
         # A hole read bare must show as a recess beside a found cover (its unseen part may lie flat over pegs),
         # and one read surely bare anywhere in play (a sleeve held above the board may go unfound).
-        steps, key_steps = f.code[:n_guess, 3] - f.code[:n_guess, 0], f.keys[:, 3] - f.keys[:, 0]
-        bare_unplayed = np.delete(not_in_play, np.s_[n_guess : n_guess + p.holes])
-        code_flat, key_flat = self._recess.flat(steps, key_steps, cover.rows[: p.rows], in_play, bare_unplayed)
+        code_flat, key_flat = self._recess.flat(steps, key_steps, cover.rows[: p.rows], in_play, refs)
         key_seen = ~key_flat if heads is None else self._key_is_empty[heads] & ~key_flat
         # A hole read bare, or not at all, whose head's place shows surely a key peg that stands out may hold it.
         # Not on a fit bent from the board's edges: its blocks may lie a head's radius off, over a neighbour's peg.
@@ -319,7 +326,7 @@ class BoardReader:
                 guesses, frame, loc, self.sampler.code_centres_mm[:n_guess], f.code_plastic[:n_guess], per_row=p.holes,
                 in_play=~not_in_play[:n_guess], sure=cc.accepted & ~cover.code[:n_guess] & ~cover.seen[:n_guess], kinds=self._dark_kinds,
             )
-        guesses = doubt_flat(guesses, code_flat, surely_bare=self._recess.bare_flat(steps, in_play, bare_unplayed))
+        guesses = doubt_flat(guesses, code_flat, surely_bare=self._recess.bare_flat(steps, in_play, refs))
         # Only where a look may differ: holes read as pegs, and the secret's.
         pegs = np.r_[np.flatnonzero([h.is_certain and h.colour != EMPTY for h in guesses]), n_guess : n_guess + p.holes]
         code_heads = None if frame is None or self._heads or unplaced else self._head_classes(frame, loc, light, keys=False, only=pegs)
@@ -357,7 +364,7 @@ class BoardReader:
         rows = row_order.covered_flat(rows, steps, key_holes=p.key_holes, least=self._hole_step)
         if frame is not None and loc is not None and loc.px_per_mm is not None:
             beside = self._tray.rows_beside_dark(frame, loc, loc.px_per_mm)
-            rows = row_order.covered_beside_dark(rows, beside, key_holes=p.key_holes)
+            rows = row_order.covered_beside_dark(rows, beside, key_holes=p.key_holes, seen_bare=rows_seen_bare)
         rows = row_order.bare_between_covers(rows, key_holes=p.key_holes, max_run=self._gap_rows)
         rows = row_order.bare_beside_cover(rows, in_play)
         rows = row_order.unplayed_read_bare(rows, steps, key_holes=p.key_holes, least=self._hole_step)

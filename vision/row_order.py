@@ -85,14 +85,21 @@ def covered_before_played(rows: Sequence[RowReading], *, key_holes: int, dark: C
     return out
 
 
-def covered_beside_dark(rows: Sequence[RowReading], beside: Collection[int], *, key_holes: int) -> list[RowReading]:
+def covered_beside_dark(
+    rows: Sequence[RowReading], beside: Collection[int], *, key_holes: int, seen_bare: NDArray[np.bool_] | None = None
+) -> list[RowReading]:
     """``rows`` with those that show no peg, where the tray beside them is
     dark (``beside``: 0-based row indexes, see
     :meth:`~pegwatch.vision.tray.TrayWatch.rows_beside_dark`), occluded: a
-    dark sleeve reaching over them reads as bare holes."""
+    dark sleeve reaching over them reads as bare holes. Not the rows
+    ``seen_bare`` (per row, :meth:`~pegwatch.vision.recess.RecessTest.seen_bare`):
+    their holes show their recesses, which a sleeve over them would hide;
+    the arm over the tray stops short of them."""
     out = list(rows)
     for i in beside:
         row = out[i]
+        if seen_bare is not None and seen_bare[i]:
+            continue
         if not _has_pegs(row) and row.status != ROW_OCCLUDED:
             out[i] = unreadable_row(row.row, len(row.holes), key_holes, ROW_OCCLUDED)
     return out

@@ -172,3 +172,19 @@ def test_a_board_imaged_too_coarse_is_read_low_trust_and_says_why(invicta_table,
     assert too_coarse.trust == "low"
     assert any("px/mm" in why for why in too_coarse.trust_reasons)
     assert any("px/mm" in why for why in too_coarse.picture_warnings)
+
+
+@pytest.mark.parametrize(("reach_mm", "row_5"), [(9.0, "empty"), (16.0, "occluded")])
+def test_a_hand_over_the_next_row_leaves_the_bare_row_beyond_it_bare(invicta_table, invicta_cal, reach_mm, row_5):
+    """Rows 1-3 played, a hand over row 4 (the next to play) reaching toward row 5: its holes
+    show their recesses, so row 5 reads bare, until the hand reaches over them."""
+    p = invicta_table.profile
+    contents = random_contents(p, np.random.default_rng(21), rows_played=3, shield_open=True, last_row_marked=True)
+    x = float(np.mean(p.hole_centres_mm(4), axis=0)[0])
+    reach = x + reach_mm  # row 5's holes lie a row step (16 mm) on
+    hand = (((x - 5.0, -30.0), (reach, -30.0), (reach, 51.0), (x - 5.0, 51.0)),)  # over the code holes, from the tray
+    r = render(p, contents, Conditions.easy().with_(peg_set=invicta_table.peg_set, hand=hand), seed=21)
+    reading = BoardReader(p, invicta_cal).read(r.image, at_ns=1)
+    assert reading.row(4).status == "occluded"
+    assert reading.row(5).status == row_5
+    assert [reading.row(k).status for k in (1, 2, 3)] == ["ok"] * 3

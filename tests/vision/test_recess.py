@@ -20,7 +20,9 @@ from pegwatch.vision.reader import BoardReader
 from pegwatch.vision.reading import EMPTY, ROW_EMPTY, ROW_OK, ROW_UNKNOWN, UNKNOWN, HoleReading
 from pegwatch.vision.recess import (
     MIN_REFERENCES,
+    RECESS_LIKENESS,
     RECESS_SHARE,
+    RecessShapes,
     RecessTest,
     doubt_flat,
     least_recess,
@@ -28,6 +30,7 @@ from pegwatch.vision.recess import (
 )
 
 ROWS, HOLES, KEYS = 6, 4, 4
+ALIKE = np.ones(ROWS * HOLES)  # every hole looks like the frame's bare holes
 PBR_DATA = Path(__file__).resolve().parents[1] / "data" / "pbr"
 
 
@@ -94,6 +97,51 @@ def test_a_frame_whose_bare_holes_look_shallow_asks_for_less():
     covered = np.array([True] + [False] * 5)
     code_flat, key_flat = _test().flat(code, keys, covered, np.array([True] * 3 + [False] * 3), bare_unplayed)
     assert not code_flat.any() and not key_flat.any()
+
+
+def test_a_row_whose_every_hole_reads_bare_and_steps_deep_is_seen_whole():
+    # Rows 1-3 in play. Row 1: every code hole bare and deep; row 2: one hole flat (a sleeve's
+    # edge over it); row 3: one hole read as a peg.
+    code, keys, bare_unplayed = _frame([6.0] * 4 + [6.0, 1.0, 6.0, 6.0] + [6.0] * 4, [6.0, 1.0, 6.0, 6.0] * 3)
+    code_bare = np.ones(ROWS * HOLES, dtype=bool)
+    code_bare[2 * HOLES] = False
+    key_bare = np.ones(ROWS * KEYS, dtype=bool)
+    mask, rows = _test().seen_bare(code, keys, code_bare, key_bare, bare_unplayed, ALIKE, holes=HOLES, key_holes=KEYS)
+    assert rows.tolist() == [True, False, False, True, True, True]
+    n = ROWS * HOLES
+    assert mask[:HOLES].all() and not mask[HOLES : 3 * HOLES].any()
+    assert not mask[n : n + HOLES].any()  # the secret's holes: never
+    # The seen row's key holes that step deep too; its flat one stays the cover's.
+    assert mask[n + HOLES : n + HOLES + KEYS].tolist() == [True, False, True, True]
+    assert not mask[n + HOLES + KEYS : n + HOLES + 3 * KEYS].any()
+
+
+def test_a_row_deep_enough_but_unlike_the_frame_s_bare_holes_is_not_seen():
+    # Fabric held over a row's pegs may step down as deep as a hole (issue 14's seed 8, table 501,
+    # case 7): one hole of row 1 unlike a bare hole keeps the row the cover's; no shapes, no row.
+    code, keys, bare_unplayed = _frame([6.0] * 12, [6.0] * 12)
+    ones = np.ones(ROWS * HOLES, dtype=bool)
+    likeness = ALIKE.copy()
+    likeness[1] = RECESS_LIKENESS - 0.05
+    mask, rows = _test().seen_bare(code, keys, ones, np.ones(ROWS * KEYS, dtype=bool), bare_unplayed, likeness, holes=HOLES, key_holes=KEYS)
+    assert rows.tolist() == [False] + [True] * 5
+    assert not mask[:HOLES].any()
+    mask, rows = _test().seen_bare(code, keys, ones, np.ones(ROWS * KEYS, dtype=bool), bare_unplayed, None, holes=HOLES, key_holes=KEYS)
+    assert not rows.any() and not mask.any()
+
+
+def test_a_shallow_frame_reference_does_not_lower_the_calibration_s_recess():
+    # A dark sleeve over the rows not in play: they read bare and flat (1 L*), so the frame's
+    # own reference asks only 0.5. The calibration's bare hole (5 L*) still asks 2.5.
+    code, keys, bare_unplayed = _frame([2.0] * 12, [2.0] * 12)
+    code[3 * HOLES :] = 1.0
+    keys[3 * KEYS :] = 1.0
+    ones = np.ones(ROWS * HOLES, dtype=bool)
+    _, rows = _test().seen_bare(code, keys, ones, np.ones(ROWS * KEYS, dtype=bool), bare_unplayed, ALIKE, holes=HOLES, key_holes=KEYS)
+    assert not rows.any()
+    code[:HOLES] = 3.0
+    _, rows = _test().seen_bare(code, keys, ones, np.ones(ROWS * KEYS, dtype=bool), bare_unplayed, ALIKE, holes=HOLES, key_holes=KEYS)
+    assert rows.tolist() == [True] + [False] * 5
 
 
 def test_flat_holes_read_bare_or_bare_or_dark_are_doubted_with_nothing_ruled_out():
@@ -180,3 +228,58 @@ def test_under_a_grey_sleeve_no_hole_or_key_count_rules_out_what_is_there(grey_s
     # light the bare holes, darker than calibrated, lie nearer a black peg.
     row5 = by_stem["case-16"].row(5).holes
     assert [row5[2].colour, row5[3].colour] in (["orange", "black"], ["orange", UNKNOWN])
+
+
+def test_a_bare_hole_in_shade_looks_like_the_frame_s_bare_holes_and_flat_fabric_does_not(invicta_table, invicta_cal):
+    from pegwatch.simulation.render import Conditions, random_contents, render
+
+    p = invicta_table.profile
+    contents = random_contents(p, np.random.default_rng(8), rows_played=3, shield_open=True, last_row_marked=True)
+    out = render(p, contents, Conditions.easy().with_(peg_set=invicta_table.peg_set), seed=8)
+    reader = BoardReader(p, invicta_cal)
+    reader.read(out.image, at_ns=1)
+    loc = reader.last_localisation
+    centres = np.array([c for r in range(1, p.rows + 1) for c in p.hole_centres_mm(r)], dtype=np.float64)
+    refs = np.arange(len(centres)) >= 5 * p.holes  # rows 6-12: bare
+    image = out.image.copy()
+    radius_px = 1.6 * p.code_hole_diameter_mm / 2 * float(loc.px_per_mm)
+    shade, fabric = (np.round(out.project(centres[[3 * p.holes + i]])[0]).astype(int) for i in (0, 1))
+    yy, xx = np.mgrid[: image.shape[0], : image.shape[1]]
+    in_shade = np.hypot(xx - shade[0], yy - shade[1]) <= radius_px
+    image[in_shade] = (image[in_shade] * 0.35).astype(np.uint8)  # a hand's hard shadow over row 4's first hole
+    over = np.hypot(xx - fabric[0], yy - fabric[1]) <= radius_px
+    grain = np.random.default_rng(3).normal(0.0, 3.0, (int(over.sum()), 1)) + 0.4 * (xx[over] - fabric[0])[:, None]
+    image[over] = np.clip(np.median(image[over], axis=0) + grain, 0, 255).astype(np.uint8)  # fabric over its second: grain, a fold's slope
+    shapes = RecessShapes(p.code_hole_diameter_mm / 2)
+    likeness = shapes.likeness(image, loc, centres, refs)
+    assert likeness is not None
+    assert np.median(likeness[refs]) > 0.7  # each bare hole against the others
+    assert likeness[3 * p.holes] >= RECESS_LIKENESS  # the hole in shade: the same recess, darker
+    assert likeness[3 * p.holes + 1] < RECESS_LIKENESS  # the fabric: no recess at all
+    assert (likeness[: 3 * p.holes] < RECESS_LIKENESS).sum() >= 10  # most pegs are no recess either
+    assert shapes.likeness(image, loc, centres, np.arange(len(centres)) < MIN_REFERENCES - 1) is None
+    # A sleeve over the rows read bare: its fabric's patches share no shape, so they say nothing.
+    rng = np.random.default_rng(4)
+    for c in np.round(out.project(centres[refs])).astype(int):
+        near = np.hypot(xx - c[0], yy - c[1]) <= radius_px
+        image[near] = np.clip(60 + rng.normal(0.0, 3.0, (int(near.sum()), 1)), 0, 255).astype(np.uint8)
+    assert shapes.likeness(image, loc, centres, refs) is None
+
+
+def test_fabric_held_over_pegs_as_deep_as_a_hole_is_not_a_row_seen_bare():
+    """Issue 14's seed 8, table 501, case 7: a grey sleeve held over rows 1-8; over row 3's pegs
+    (white, red, orange, orange) its fabric steps down as deep as the frame's bare holes and
+    reads as four surely bare holes. The fabric has no recess's shape, so the row stays covered."""
+    p = load_profile("invicta-12x4")
+    table = make_pbr_table(p, peg_set=501, seed=8, cache=PBR_DATA)
+    folder = PBR_DATA / "invicta-12x4-s8-p501"
+    cal = calibrate([b.image for b in table.calibration], [truth_from_record(b.truth, p, where="calibration truth") for b in table.calibration], p)
+    board = load_cached(folder, "case-7", json.loads((folder / "case-7.json").read_text())["pbr"]["seed"])
+    assert board is not None, "case-7 is stale: re-render it"
+    truth = truth_from_record(board.truth, p, where="case-7")
+    reading = BoardReader(p, cal).read(board.image, at_ns=1)
+    assert reading.trust == "full"
+    for t, r in zip(truth.rows, reading.rows, strict=True):
+        for i, (th, rh) in enumerate(zip(t.holes, r.holes, strict=True)):
+            assert not rh.is_certain or rh.colour == th.colour, f"row {t.row} hole {i + 1}: {rh.colour} over {th.colour}"
+    assert all(h.colour != EMPTY for h in reading.row(3).holes)

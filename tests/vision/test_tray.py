@@ -31,6 +31,17 @@ def _rows_x(p, rows):
     return min(xs) - 6.0, max(xs) + 6.0
 
 
+def _tray_beside(p, out, rows) -> np.ndarray:
+    """A mask (1 inside) of the tray on both sides of ``rows``, the board itself left out."""
+    mask = np.zeros(out.image.shape[:2], dtype=np.uint8)
+    x0, x1 = _rows_x(p, rows)
+    cv2.fillConvexPoly(mask, np.round(_band(p, out, x0, x1)).astype(np.int32), 1)
+    w, h = p.size_mm
+    board = out.project(np.array([[0.0, 0.0], [w, 0.0], [w, h], [0.0, h]]))
+    cv2.fillConvexPoly(mask, np.round(board).astype(np.int32), 0)  # on the tray only: the board's own test is elsewhere
+    return mask
+
+
 def test_a_dark_sleeve_across_bare_rows_and_the_tray_covers_them(board, invicta_cal):
     p, out = board
     plain = BoardReader(p, invicta_cal).read(out.image, at_ns=1)
@@ -50,14 +61,8 @@ def test_a_dark_sleeve_across_bare_rows_and_the_tray_covers_them(board, invicta_
 def test_a_shadow_on_the_tray_covers_nothing(board, invicta_cal):
     """A shadow scales the tray's channels alike, and not below half."""
     p, out = board
-    image = out.image.copy()
-    mask = np.zeros(image.shape[:2], dtype=np.uint8)
-    x0, x1 = _rows_x(p, (6, 7, 8))
-    cv2.fillConvexPoly(mask, np.round(_band(p, out, x0, x1)).astype(np.int32), 1)
-    w, h = p.size_mm
-    board = out.project(np.array([[0.0, 0.0], [w, 0.0], [w, h], [0.0, h]]))
-    cv2.fillConvexPoly(mask, np.round(board).astype(np.int32), 0)  # on the tray only: the board's own test is elsewhere
-    shaded = image.astype(np.float64)
+    mask = _tray_beside(p, out, (6, 7, 8))
+    shaded = out.image.astype(np.float64)
     shaded[mask == 1] *= 0.6  # a shadow scales every channel alike
     reading = BoardReader(p, invicta_cal).read(shaded.astype(np.uint8), at_ns=1)
     assert [reading.row(r).status for r in (6, 7, 8)] == [ROW_EMPTY] * 3
@@ -109,3 +114,18 @@ def test_a_sleeve_over_one_side_of_the_tray_only_covers_nothing(board, invicta_c
     cv2.fillConvexPoly(image, np.round(top).astype(np.int32), (40, 30, 30))  # a navy sleeve on the tray
     reading = BoardReader(p, invicta_cal).read(image, at_ns=1)
     assert [reading.row(r).status for r in (6, 7, 8)] == [ROW_EMPTY] * 3
+
+
+def test_bare_rows_whose_holes_show_their_recesses_stay_bare_beside_a_dark_tray(board, invicta_cal):
+    """An arm across the tray that stops short of the board hides no hole: the holes show it."""
+    p, out = board
+    image = out.image.copy()
+    image[_tray_beside(p, out, (6, 7, 8)) == 1] = (40, 30, 60)  # a dark sleeve on the tray, on both sides of the board
+    reading = BoardReader(p, invicta_cal).read(image, at_ns=1)
+    assert [reading.row(r).status for r in (6, 7, 8)] == [ROW_EMPTY] * 3
+
+
+def test_a_row_seen_bare_is_not_covered_for_the_tray_beside_it():
+    rows = [empty_row(r, 4, 4) for r in range(1, 4)]
+    out = covered_beside_dark(rows, {0, 2}, key_holes=4, seen_bare=np.array([True, False, False]))
+    assert [r.status for r in out] == [ROW_EMPTY, ROW_EMPTY, ROW_OCCLUDED]
