@@ -38,6 +38,7 @@ from numpy.typing import NDArray
 
 from pegwatch.rules.errors import PegwatchError
 from pegwatch.vision import bare_light, dark_pegs, head_looks, row_order
+from pegwatch.vision.bare_rows import bare_rows
 from pegwatch.vision.calibration import SHIELD, Calibration, CalibrationError
 from pegwatch.vision.censored import CLIP_FACTORS
 from pegwatch.vision.colour import Classification, ColourModel
@@ -258,34 +259,33 @@ class BoardReader:
         sc = self._cm.classify_distances(code_d2[n_guess:])
         kc = self._km.classify_distances(key_d2)
         odd = f.cell_odd if f.cell_odd is not None else np.zeros(len(self.sampler.cell_centres_mm), dtype=bool)
+        key_bare = self._key_is_empty[kc.best]
+        found_by, ppm, sharp, reasons = facts or board_facts(self.profile, self.calibration, loc)
+        # A hole read surely bare that looks like none of the frame's bare holes does not make its row one no game has reached.
+        bare = bare_rows(
+            p, cc.accepted & (self._code_names[cc.best] == EMPTY), kc.accepted & key_bare, key_unmarked=key_bare,
+            shapes=self._shapes, frame=frame, loc=loc, centres_mm=self.sampler.code_centres_mm[:n_guess], doubt=not reasons,
+        )
+        unplayed, not_in_play, likeness = bare.unplayed, bare.not_in_play, bare.likeness
         code_unread = np.concatenate([~cc.accepted, ~sc.accepted])
         code_names_all = np.concatenate([self._code_names[cc.best], self._code_names[sc.best]])
         code_pegs = code_unread | np.concatenate([self._code_is_peg[cc.best], self._code_is_peg[sc.best]])
         read_bare = cc.accepted & (code_names_all[:n_guess] == EMPTY)
-        key_bare = self._key_is_empty[kc.best]
-        unplayed, not_in_play = row_order.unplayed_bare(p, read_bare, kc.accepted & key_bare, key_unmarked=key_bare)
         in_play = np.asarray(~not_in_play[:n_guess].reshape(p.rows, p.holes).all(axis=1), dtype=bool)
         lean = self._places.lean(loc)
-        found_by, ppm, sharp, reasons = facts or board_facts(self.profile, self.calibration, loc)
         unplaced = placement_unconfirmed(loc, self.profile)  # each hole may read its neighbour's peg: none is sure
         steps, key_steps = f.code[:n_guess, 3] - f.code[:n_guess, 0], f.keys[:, 3] - f.keys[:, 0]
         refs = np.delete(not_in_play, np.s_[n_guess : n_guess + p.holes])  # bare in rows not in play: how deep a hole looks
-        likeness = None if frame is None or loc is None else self._shapes.likeness(
-            frame, loc, self.sampler.code_centres_mm[:n_guess], refs[:n_guess]
-        )
         seen_bare, rows_seen_bare = self._recess.seen_bare(
             steps, key_steps, read_bare, kc.accepted & key_bare, refs, likeness, holes=p.holes, key_holes=p.key_holes
         )
         cover = self.sampler.cover.find(
-            odd,
-            f.cell_shaded,
-            code_pegs=code_pegs,
-            key_pegs=~kc.accepted | self._key_is_peg[kc.best],
+            odd, f.cell_shaded,
+            code_pegs=code_pegs, key_pegs=~kc.accepted | self._key_is_peg[kc.best],
             code_unread=code_unread, key_unread=~kc.accepted,
             cell_linear=f.cell_linear, hole_linear=self._hole_linear(f),
             plastic=np.asarray(self.calibration.plastic_linear, dtype=np.float64),
-            lean=lean,
-            edge=f.cell_edge, faint=f.cell_faint, fit_trusted=not reasons,
+            lean=lean, edge=f.cell_edge, faint=f.cell_faint, fit_trusted=not reasons,
             bare=unplayed | seen_bare,
             # Guess holes only: the secret is taken only with nothing over it, and key pegs are too grey to tell from a sleeve.
             seen=np.concatenate([cc.accepted & self._code_lit[cc.best], np.zeros(p.holes + len(kc.best), dtype=bool)]),
@@ -315,10 +315,8 @@ class BoardReader:
         names, acc, conf, occ, nip = (
             a.tolist() for a in (code_names_all[:n_guess], cc.accepted, cc.confidence, cover.code[:n_guess], not_in_play[:n_guess])
         )
-        guesses = [
-            self._hole(names[i], acc[i] and not unplaced, conf[i], occ[i], code_d2[i], self._guess_allowed, unplayed=nip[i])
-            for i in range(n_guess)
-        ]
+        hole = self._hole
+        guesses = [hole(names[i], acc[i] and not unplaced, conf[i], occ[i], code_d2[i], self._guess_allowed, unplayed=nip[i]) for i in range(n_guess)]
         if frame is not None and loc is not None and not reasons and f.code_plastic is not None:
             # Blocks against the frame's bare holes, on a fit trusted to accuse from: doubtful dark
             # holes narrowed (or read as the dark peg whose sheen shows), bare ones doubted where a peg shows.
@@ -327,6 +325,9 @@ class BoardReader:
                 in_play=~not_in_play[:n_guess], sure=cc.accepted & ~cover.code[:n_guess] & ~cover.seen[:n_guess], kinds=self._dark_kinds,
             )
         guesses = doubt_flat(guesses, code_flat, surely_bare=self._recess.bare_flat(steps, in_play, refs))
+        # A hole read bare that looks like no hole, and is still in doubt, lies under something flat: no key hole of its row is proved bare.
+        flat_over = bare.unlike & np.array([not h.is_certain for h in guesses])
+        proved = proved & ~np.repeat(flat_over.reshape(p.rows, p.holes).any(axis=1), p.key_holes)
         # Only where a look may differ: holes read as pegs, and the secret's.
         pegs = np.r_[np.flatnonzero([h.is_certain and h.colour != EMPTY for h in guesses]), n_guess : n_guess + p.holes]
         code_heads = None if frame is None or self._heads or unplaced else self._head_classes(frame, loc, light, keys=False, only=pegs)

@@ -87,6 +87,18 @@ RECESS_LIKENESS = 0.4
 #: A hole's patch reaches this share of its radius: the ring round the rim
 #: is half of a recess's shape.
 PATCH_RADIUS_SHARE = 1.5
+#: A hole read bare that correlates with the frame's bare holes under this
+#: looks like none of them: about where fabric over a peg and a black peg
+#: lie (0 and below), under a bare hole's least (0.35 one time in a
+#: hundred, 0.19 one in a thousand).
+RECESS_DOUBT = 0.2
+#: The frame's mean bare hole is a recess: its disc (within DISC_SHARE of
+#: the radius) darker than its ring (beyond RIM_SHARE) by at least this, in
+#: standard deviations of the patch. Bare references: 1.0 one time in a
+#: hundred, 1.9 at the median; fabric over pegs: 0 or below.
+RECESS_CONTRAST = 0.5
+DISC_SHARE = 0.7
+RIM_SHARE = 1.15
 #: Samples per millimetre of a hole's patch.
 PATCH_PER_MM = 2.0
 
@@ -185,32 +197,55 @@ class RecessTest:
 
 class RecessShapes:
     """How much each code hole looks like the frame's bare holes: a patch of the log of its
-    light round the hole, correlated with the mean of theirs."""
+    light round the hole, correlated with the mean of theirs.
+
+    The frame's bare holes are those read bare in the rows not in play, and
+    a sleeve over rows of pegs can be read so too: its fabric shares no
+    shape with a hole, and little with itself. So the references are
+    trusted only where they agree (their median correlation with the
+    others' mean at least :data:`RECESS_LIKENESS`) on a recess (their mean
+    patch darker in the disc than round the rim by :data:`RECESS_CONTRAST`);
+    where they do not, those that look like none of the others (under
+    :data:`RECESS_DOUBT`) are left out once and the rest asked again.
+    """
 
     def __init__(self, hole_radius_mm: float) -> None:
         self._patches = DiscPixels(PATCH_RADIUS_SHARE * hole_radius_mm, PATCH_PER_MM)
+        offsets = np.hypot(self._patches.disc[:, 0], self._patches.disc[:, 1]) / hole_radius_mm
+        self._disc, self._rim = offsets <= DISC_SHARE, offsets >= RIM_SHARE
 
     def likeness(
         self, frame: NDArray[np.uint8], loc: Localisation, centres_mm: FloatArray, references: BoolArray
     ) -> FloatArray | None:
         """Per hole at ``centres_mm``, the correlation of its patch with the mean patch of the
-        ``references`` (bare holes; each of them against the others'); None with fewer than
-        :data:`MIN_REFERENCES`, or where the references' median is under :data:`RECESS_LIKENESS`."""
+        ``references`` (bare holes; each of them against the others'); None where they are
+        fewer than :data:`MIN_REFERENCES`, or do not agree on a recess (the class docstring)."""
         refs = np.asarray(references, dtype=bool)
-        k = int(refs.sum())
-        if k < MIN_REFERENCES:
+        if int(refs.sum()) < MIN_REFERENCES:
             return None
         idx = self._patches.indices(loc, centres_mm, frame.shape[:2])
         light = log_linear(frame.reshape(-1, 3)[idx]).mean(axis=2, dtype=np.float64)
         light -= light.mean(axis=1, keepdims=True)
         light /= np.maximum(np.sqrt((light * light).mean(axis=1, keepdims=True)), 1e-6)
+        out, agreed = self._against(light, refs)
+        if not agreed:
+            kept = refs & (out >= RECESS_DOUBT)
+            if int(kept.sum()) < MIN_REFERENCES or kept.sum() == refs.sum():
+                return None
+            out, agreed = self._against(light, kept)
+        return out if agreed else None
+
+    def _against(self, light: FloatArray, refs: BoolArray) -> tuple[FloatArray, bool]:
+        """Each patch of ``light`` (standardised) against the mean of the ``refs``' (each of those
+        against the others'), and whether the refs agree on a recess."""
+        k = int(refs.sum())
         total = light[refs].sum(axis=0)
         template = np.where(refs[:, None], (total[None, :] - light) / (k - 1), total[None, :] / k)
         norm = np.maximum(np.sqrt((template * template).mean(axis=1)), 1e-6)
         out: FloatArray = (light * template).mean(axis=1) / norm
-        # Holes read bare under a sleeve (its fabric over a row of pegs) share no shape: where the
-        # references do not agree on what a hole looks like, they say nothing of any hole.
-        return out if float(np.median(out[refs])) >= RECESS_LIKENESS else None
+        mean = total / k
+        recess = float(mean[self._rim].mean() - mean[self._disc].mean()) >= RECESS_CONTRAST
+        return out, recess and float(np.median(out[refs])) >= RECESS_LIKENESS
 
 
 def doubt_flat(holes: Sequence[HoleReading], doubt: BoolArray, *, surely_bare: BoolArray | None = None) -> list[HoleReading]:

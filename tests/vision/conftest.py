@@ -97,3 +97,33 @@ def pbr_reads(pbr) -> Callable[[], Iterator[tuple[PbrBoard, BoardReading, BoardR
             yield board, BoardReader(p, cal).read(board.image, at_ns=i), truth_from_record(board.truth, p, where="truth")
 
     return reads
+
+
+@pytest.fixture
+def pbr_case() -> Callable[[int, int, str], tuple[BoardReading, BoardReading]]:
+    """One cached physically based board of another table (tests/data/pbr), read with that table's
+    calibration by a fresh reader: ``pbr_case(seed, peg_set, stem)`` gives (truth, reading)."""
+
+    def read(seed: int, peg_set: int, stem: str) -> tuple[BoardReading, BoardReading]:
+        table = make_pbr_table("invicta-12x4", peg_set=peg_set, seed=seed, cache=PBR_DATA)
+        p = table.profile
+        truths = [truth_from_record(b.truth, p, where="calibration truth") for b in table.calibration]
+        folder = PBR_DATA / f"invicta-12x4-s{seed}-p{peg_set}"
+        board = load_cached(folder, stem, json.loads((folder / f"{stem}.json").read_text())["pbr"]["seed"])
+        assert board is not None, f"{folder / stem} is stale: re-render it"
+        reading = BoardReader(p, calibrate([b.image for b in table.calibration], truths, p)).read(board.image, at_ns=1)
+        return truth_from_record(board.truth, p, where=stem), reading
+
+    return read
+
+
+def _no_hole_misread(truth: BoardReading, reading: BoardReading) -> None:
+    for t, r in zip(truth.rows, reading.rows, strict=True):
+        for i, (th, rh) in enumerate(zip(t.holes, r.holes, strict=True)):
+            assert not rh.is_certain or rh.colour == th.colour, f"row {t.row} hole {i + 1}: {rh.colour} over {th.colour}"
+
+
+@pytest.fixture
+def no_hole_misread() -> Callable[[BoardReading, BoardReading], None]:
+    """``no_hole_misread(truth, reading)`` asserts that every hole read surely is read as the truth has it."""
+    return _no_hole_misread

@@ -82,10 +82,10 @@ def cases():
 
 
 def test_the_cache_is_small_and_complete(table, cases):
-    # This table, two boards of seed 2's with their calibration photos (a grey sleeve), and one of
-    # seed 8's with its own (fabric over pegs as deep as a hole): both for tests/vision/test_recess.py.
+    # This table, two boards of seed 2's with their calibration photos (a grey sleeve), and two of
+    # seed 8's with theirs (fabric over pegs: tests/vision/test_recess.py, test_bare_rows.py).
     size = sum(f.stat().st_size for f in DATA.rglob("*") if f.is_file())
-    assert size < 5.5 * 1024 * 1024
+    assert size < 6.5 * 1024 * 1024
     assert len(table.calibration) == 2 and len(cases) >= 12
     assert any(b.meta["hands"] for b in cases), "no hand in the cached set"
     assert any(b.meta["shield_closed"] for b in cases) and any(not b.meta["shield_closed"] for b in cases)

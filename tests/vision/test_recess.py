@@ -17,9 +17,17 @@ from pegwatch.vision.colour import ColourModel
 from pegwatch.vision.lens import Lens
 from pegwatch.vision.profile import load_profile
 from pegwatch.vision.reader import BoardReader
-from pegwatch.vision.reading import EMPTY, ROW_EMPTY, ROW_OK, ROW_UNKNOWN, UNKNOWN, HoleReading
+from pegwatch.vision.reading import (
+    EMPTY,
+    ROW_EMPTY,
+    ROW_OK,
+    ROW_UNKNOWN,
+    UNKNOWN,
+    HoleReading,
+)
 from pegwatch.vision.recess import (
     MIN_REFERENCES,
+    RECESS_DOUBT,
     RECESS_LIKENESS,
     RECESS_SHARE,
     RecessShapes,
@@ -230,21 +238,27 @@ def test_under_a_grey_sleeve_no_hole_or_key_count_rules_out_what_is_there(grey_s
     assert [row5[2].colour, row5[3].colour] in (["orange", "black"], ["orange", UNKNOWN])
 
 
-def test_a_bare_hole_in_shade_looks_like_the_frame_s_bare_holes_and_flat_fabric_does_not(invicta_table, invicta_cal):
+def _rendered(table, cal):
+    """An easy board with rows 1-3 played, read once: the profile, the render, the fit, every guess
+    hole's centre, a copy of the picture, its pixel grid and a radius a little beyond a hole's patch."""
     from pegwatch.simulation.render import Conditions, random_contents, render
 
-    p = invicta_table.profile
+    p = table.profile
     contents = random_contents(p, np.random.default_rng(8), rows_played=3, shield_open=True, last_row_marked=True)
-    out = render(p, contents, Conditions.easy().with_(peg_set=invicta_table.peg_set), seed=8)
-    reader = BoardReader(p, invicta_cal)
+    out = render(p, contents, Conditions.easy().with_(peg_set=table.peg_set), seed=8)
+    reader = BoardReader(p, cal)
     reader.read(out.image, at_ns=1)
     loc = reader.last_localisation
     centres = np.array([c for r in range(1, p.rows + 1) for c in p.hole_centres_mm(r)], dtype=np.float64)
-    refs = np.arange(len(centres)) >= 5 * p.holes  # rows 6-12: bare
     image = out.image.copy()
-    radius_px = 1.6 * p.code_hole_diameter_mm / 2 * float(loc.px_per_mm)
-    shade, fabric = (np.round(out.project(centres[[3 * p.holes + i]])[0]).astype(int) for i in (0, 1))
     yy, xx = np.mgrid[: image.shape[0], : image.shape[1]]
+    return p, out, loc, centres, image, (xx, yy), 1.6 * p.code_hole_diameter_mm / 2 * float(loc.px_per_mm)
+
+
+def test_a_bare_hole_in_shade_looks_like_the_frame_s_bare_holes_and_flat_fabric_does_not(invicta_table, invicta_cal):
+    p, out, loc, centres, image, (xx, yy), radius_px = _rendered(invicta_table, invicta_cal)
+    refs = np.arange(len(centres)) >= 5 * p.holes  # rows 6-12: bare
+    shade, fabric = (np.round(out.project(centres[[3 * p.holes + i]])[0]).astype(int) for i in (0, 1))
     in_shade = np.hypot(xx - shade[0], yy - shade[1]) <= radius_px
     image[in_shade] = (image[in_shade] * 0.35).astype(np.uint8)  # a hand's hard shadow over row 4's first hole
     over = np.hypot(xx - fabric[0], yy - fabric[1]) <= radius_px
@@ -266,20 +280,27 @@ def test_a_bare_hole_in_shade_looks_like_the_frame_s_bare_holes_and_flat_fabric_
     assert shapes.likeness(image, loc, centres, refs) is None
 
 
-def test_fabric_held_over_pegs_as_deep_as_a_hole_is_not_a_row_seen_bare():
+def test_fabric_held_over_pegs_as_deep_as_a_hole_is_not_a_row_seen_bare(pbr_case, no_hole_misread):
     """Issue 14's seed 8, table 501, case 7: a grey sleeve held over rows 1-8; over row 3's pegs
     (white, red, orange, orange) its fabric steps down as deep as the frame's bare holes and
     reads as four surely bare holes. The fabric has no recess's shape, so the row stays covered."""
-    p = load_profile("invicta-12x4")
-    table = make_pbr_table(p, peg_set=501, seed=8, cache=PBR_DATA)
-    folder = PBR_DATA / "invicta-12x4-s8-p501"
-    cal = calibrate([b.image for b in table.calibration], [truth_from_record(b.truth, p, where="calibration truth") for b in table.calibration], p)
-    board = load_cached(folder, "case-7", json.loads((folder / "case-7.json").read_text())["pbr"]["seed"])
-    assert board is not None, "case-7 is stale: re-render it"
-    truth = truth_from_record(board.truth, p, where="case-7")
-    reading = BoardReader(p, cal).read(board.image, at_ns=1)
+    truth, reading = pbr_case(8, 501, "case-7")
     assert reading.trust == "full"
-    for t, r in zip(truth.rows, reading.rows, strict=True):
-        for i, (th, rh) in enumerate(zip(t.holes, r.holes, strict=True)):
-            assert not rh.is_certain or rh.colour == th.colour, f"row {t.row} hole {i + 1}: {rh.colour} over {th.colour}"
+    no_hole_misread(truth, reading)
     assert all(h.colour != EMPTY for h in reading.row(3).holes)
+
+
+def test_fabric_among_the_frame_s_bare_holes_is_left_out_of_what_a_hole_looks_like(invicta_table, invicta_cal):
+    """Rows 6-8 read bare under a sleeve, rows 9-12 bare: the fabric's patches look like none of
+    the others' and are left out; the bare holes' own shape stands, and the fabric falls under it."""
+    p, out, loc, centres, image, (xx, yy), radius_px = _rendered(invicta_table, invicta_cal)
+    refs = np.arange(len(centres)) >= 5 * p.holes  # rows 6-12 read bare
+    fabric = refs & (np.arange(len(centres)) < 8 * p.holes)
+    rng = np.random.default_rng(5)
+    for c in np.round(out.project(centres[fabric])).astype(int):
+        near = np.hypot(xx - c[0], yy - c[1]) <= radius_px
+        image[near] = np.clip(70 + rng.normal(0.0, 3.0, (int(near.sum()), 1)), 0, 255).astype(np.uint8)
+    likeness = RecessShapes(p.code_hole_diameter_mm / 2).likeness(image, loc, centres, refs)
+    assert likeness is not None
+    assert (likeness[fabric] < RECESS_DOUBT).all()
+    assert np.median(likeness[refs & ~fabric]) > 0.7

@@ -1,0 +1,77 @@
+"""The rows not in play yet: a hole read bare that looks like no bare hole is not taken as seen."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pegwatch.vision.bare_rows import bare_rows
+from pegwatch.vision.profile import load_profile
+from pegwatch.vision.reading import EMPTY, ROW_EMPTY, ROW_OK
+from pegwatch.vision.recess import RECESS_DOUBT, RECESS_LIKENESS
+
+
+class _Shapes:
+    """RecessShapes' interface with a likeness given per guess hole (None: the frame says nothing)."""
+
+    def __init__(self, likeness: np.ndarray | None) -> None:
+        self.given = likeness
+        self.asked: list[np.ndarray] = []
+
+    def likeness(self, frame, loc, centres_mm, references):
+        self.asked.append(np.asarray(references, dtype=bool).copy())
+        return None if self.given is None else self.given.copy()
+
+
+def _board():
+    p = load_profile("invicta-12x4")
+    n = p.rows * p.holes
+    code_bare = np.arange(n) >= 2 * p.holes  # rows 1-2 played, rows 3-12 read surely bare
+    keys = np.ones(p.rows * p.key_holes, dtype=bool)
+    return p, n, code_bare, keys
+
+
+def test_a_row_read_bare_that_looks_like_no_hole_is_in_play_and_its_holes_unread():
+    p, n, code_bare, keys = _board()
+    likeness = np.full(n, 0.9)
+    likeness[2 * p.holes : 3 * p.holes] = RECESS_DOUBT - 0.1  # row 3: fabric over pegs, read bare
+    shapes = _Shapes(likeness)
+    got = bare_rows(p, code_bare, keys, key_unmarked=keys, shapes=shapes, frame=np.zeros((4, 4, 3), np.uint8), loc=object(), centres_mm=np.zeros((n, 2)))
+    assert np.flatnonzero(got.unlike).tolist() == list(range(2 * p.holes, 3 * p.holes))
+    in_play = ~got.not_in_play[:n].reshape(p.rows, p.holes).all(axis=1)
+    assert in_play.tolist() == [True] * 3 + [False] * 9  # row 3 is in play now; row 4 is the first bare row
+    assert not got.unplayed[: 4 * p.holes].any() and got.unplayed[4 * p.holes : n].all()
+    # The frame's bare holes are asked again without row 3's.
+    assert len(shapes.asked) == 2 and not shapes.asked[1][: 3 * p.holes].any()
+    assert got.likeness is not None
+
+
+def test_holes_that_look_like_holes_or_a_frame_that_says_nothing_change_nothing():
+    p, n, code_bare, keys = _board()
+    for likeness in (np.full(n, RECESS_LIKENESS), None):
+        got = bare_rows(p, code_bare, keys, key_unmarked=keys, shapes=_Shapes(likeness), frame=np.zeros((4, 4, 3), np.uint8), loc=object(), centres_mm=np.zeros((n, 2)))
+        assert not got.unlike.any()
+        assert (~got.not_in_play[:n].reshape(p.rows, p.holes).all(axis=1)).tolist() == [True] * 2 + [False] * 10
+    got = bare_rows(p, code_bare, keys, key_unmarked=keys, shapes=_Shapes(np.zeros(n)), frame=None, loc=None, centres_mm=np.zeros((n, 2)))
+    assert not got.unlike.any() and got.likeness is None
+
+
+def test_on_a_fit_in_doubt_the_likeness_is_given_and_nothing_doubted():
+    p, n, code_bare, keys = _board()
+    likeness = np.full(n, 0.9)
+    likeness[2 * p.holes : 3 * p.holes] = RECESS_DOUBT - 0.1
+    got = bare_rows(p, code_bare, keys, key_unmarked=keys, shapes=_Shapes(likeness), frame=np.zeros((4, 4, 3), np.uint8), loc=object(), centres_mm=np.zeros((n, 2)), doubt=False)
+    assert not got.unlike.any() and got.likeness is not None
+    assert (~got.not_in_play[:n].reshape(p.rows, p.holes).all(axis=1)).tolist() == [True] * 2 + [False] * 10
+
+
+def test_a_grey_sleeve_over_rows_of_pegs_does_not_start_the_rows_no_game_has_reached(pbr_case, no_hole_misread):
+    """Issue 14's seed 8, table 500, case 150: a grey sleeve held over rows 1-8, its fabric over
+    rows 3 and 5-7 read as sixteen surely bare holes, and from row 3 on every row was taken as
+    not in play (sixteen holes and three key counts read wrong). The fabric looks like no hole."""
+    truth, reading = pbr_case(8, 500, "case-150")
+    assert reading.trust == "full"
+    no_hole_misread(truth, reading)
+    for t, r in zip(truth.rows, reading.rows, strict=True):
+        if r.keys.status in (ROW_OK, ROW_EMPTY):
+            assert (r.keys.black, r.keys.white) == (t.keys.black, t.keys.white), f"row {t.row}: {r.keys}"
+    assert not any(h.colour == EMPTY for k in (3, 5, 6, 7) for h in reading.row(k).holes)

@@ -1,0 +1,92 @@
+"""The rows no game has reached yet, from holes read bare that also look like the frame's bare holes.
+
+Rows are played in order, so from the first row read wholly bare on no
+row holds a peg yet (:func:`~pegwatch.vision.row_order.unplayed_bare`):
+there a hole read bare is taken as seen, and those rows' bare holes are the
+frame's own picture of a bare hole (:mod:`~pegwatch.vision.recess`). The
+colour model alone makes that first row of anything it reads surely bare:
+a grey sleeve held over the board, its fabric about the plastic's grey
+and brightness, over rows of pegs (issue 14's seed 8, table 500, case 150:
+rows 3 and 5-7 under one read as sixteen surely bare holes, and every row
+from row 3 on was taken as not in play).
+
+A bare hole is a recess, and its picture says so whatever the light
+(:class:`~pegwatch.vision.recess.RecessShapes`). So a hole read surely
+bare whose patch correlates with the frame's bare holes under
+:data:`~pegwatch.vision.recess.RECESS_DOUBT` does not make its row wholly
+bare: the rows not in play are found again without it, and its row stays
+in play, where a hole read bare is asked what else it may be (a black
+peg, fabric: ``BoardReader``) and no key hole of its row is proved bare.
+Over issue 14's physically based seeds 3-9 (rows no hand is over,
+full-trust boards), 29 of 45,534 truly bare holes read surely bare lie
+under that bound, and 577 of the 633 pegs the colour model reads surely
+bare (black pegs, and fabric over pegs).
+
+Asked only on a fit trusted to accuse from (``doubt``): the patches are
+centred where the fit puts the holes, and a fit in doubt may put them off a
+hole. A bare hole seen off its centre looks less like one; that can only
+keep a row from being seen whole (:meth:`~pegwatch.vision.recess.RecessTest.seen_bare`),
+the safe side, but it could move the rows in play of a fit in doubt: on
+issue 14's seed 10 it misread four more holes of one such board (table
+501, case 96) and two of another.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pegwatch.vision.localise import Localisation
+from pegwatch.vision.profile import BoardProfile
+from pegwatch.vision.recess import RECESS_DOUBT, RecessShapes
+from pegwatch.vision.row_order import unplayed_bare
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class BareRows:
+    """What the frame says of the rows not in play yet.
+
+    ``unlike``: per guess hole, read surely bare but unlike the frame's bare
+    holes. ``unplayed`` and ``not_in_play``: as
+    :func:`~pegwatch.vision.row_order.unplayed_bare` gives them, without
+    those holes. ``likeness``: per guess hole, against the bare holes of the
+    rows not in play (None: they are too few, or do not agree).
+    """
+
+    unlike: BoolArray
+    unplayed: BoolArray
+    not_in_play: BoolArray
+    likeness: FloatArray | None
+
+
+def bare_rows(
+    profile: BoardProfile,
+    code_bare: BoolArray,
+    key_bare: BoolArray,
+    *,
+    key_unmarked: BoolArray,
+    shapes: RecessShapes,
+    frame: NDArray[np.uint8] | None,
+    loc: Localisation | None,
+    centres_mm: FloatArray,
+    doubt: bool = True,
+) -> BareRows:
+    """The rows not in play from ``code_bare``/``key_bare`` (per guess and key hole, read surely
+    bare) and ``key_unmarked`` (nearest to bare), each guess hole read bare asked whether it looks
+    like the frame's bare holes (``centres_mm``: the guess holes'; no frame, nothing asked; ``doubt``
+    False: the likeness given, nothing doubted)."""
+    n = len(code_bare)
+    unplayed, not_in_play = unplayed_bare(profile, code_bare, key_bare, key_unmarked=key_unmarked)
+    if frame is None or loc is None:
+        return BareRows(np.zeros(n, dtype=bool), unplayed, not_in_play, None)
+    likeness = shapes.likeness(frame, loc, centres_mm, not_in_play[:n])
+    unlike: BoolArray = np.zeros(n, dtype=bool) if likeness is None or not doubt else np.asarray(code_bare & (likeness < RECESS_DOUBT), dtype=bool)
+    if unlike.any():
+        unplayed, not_in_play = unplayed_bare(profile, code_bare & ~unlike, key_bare, key_unmarked=key_unmarked)
+        likeness = shapes.likeness(frame, loc, centres_mm, not_in_play[:n])
+    return BareRows(unlike, unplayed, not_in_play, likeness)
