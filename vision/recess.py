@@ -48,8 +48,10 @@ it, which the log of the light turns into an offset, and a correlation
 ignores both); fabric over a peg is a bump or nothing. Over issue 14's
 seeds 3-8, the frame's bare holes correlate with the others at a median of
 0.83 (5 % below 0.51); the rows of pegs under a sleeve that read wholly
-bare and deep enough, at most 0.02 at their least alike hole; black pegs
-read surely bare, 0.38 at their 99th percentile.
+bare and deep enough, at most 0.01 at their least alike hole on full-trust
+boards (0.46 on one low-trust board whose references were all fabric,
+which :class:`RecessShapes` refuses); black pegs read surely bare, 0.38 at
+their 99th percentile.
 """
 
 from __future__ import annotations
