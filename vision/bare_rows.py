@@ -15,8 +15,9 @@ A bare hole is a recess, and its picture says so whatever the light
 bare whose patch correlates with the frame's bare holes under
 :data:`~pegwatch.vision.recess.RECESS_DOUBT` does not make its row wholly
 bare: the rows not in play are found again without it, and its row stays
-in play, where a hole read bare is asked what else it may be (a black
-peg, fabric: ``BoardReader``) and no key hole of its row is proved bare.
+in play, where such a hole reads unknown with nothing ruled out (as one
+that shows no recess's depth: ``BoardReader``) and no key hole of its row
+is proved bare while it is in doubt.
 Over issue 14's physically based seeds 3-9 (rows no hand is over,
 full-trust boards), 29 of 45,534 truly bare holes read surely bare lie
 under that bound, and 577 of the 633 pegs the colour model reads surely

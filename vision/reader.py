@@ -324,7 +324,8 @@ class BoardReader:
                 guesses, frame, loc, self.sampler.code_centres_mm[:n_guess], f.code_plastic[:n_guess], per_row=p.holes,
                 in_play=~not_in_play[:n_guess], sure=cc.accepted & ~cover.code[:n_guess] & ~cover.seen[:n_guess], kinds=self._dark_kinds,
             )
-        guesses = doubt_flat(guesses, code_flat, surely_bare=self._recess.bare_flat(steps, in_play, refs))
+        # A hole read surely bare in a row in play is asked for its recess: its depth, and (on a trusted fit) its shape.
+        guesses = doubt_flat(guesses, code_flat, surely_bare=self._recess.bare_flat(steps, in_play, refs) | (bare.unlike & np.repeat(in_play, p.holes)))
         # A hole read bare that looks like no hole, and is still in doubt, lies under something flat: no key hole of its row is proved bare.
         flat_over = bare.unlike & np.array([not h.is_certain for h in guesses])
         proved = proved & ~np.repeat(flat_over.reshape(p.rows, p.holes).any(axis=1), p.key_holes)

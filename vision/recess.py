@@ -25,7 +25,8 @@ wherever it lies: a grey sleeve held above the board may be found over
 one row of the seven it hides, or over none (issue 14's seed 9, table
 500, case 63: its fabric over rows 2-6 stepped 0.3-2.9 L* where the
 frame's bare holes stepped a median 4, and read as eleven surely bare
-holes). A hole truly bare in a row in play is rare (a game without blanks
+holes); on a trusted fit it is asked for a recess's shape as well
+(:mod:`~pegwatch.vision.bare_rows`). A hole truly bare in a row in play is rare (a game without blanks
 has one only in the row being placed), so asking it costs little: over
 issue 14's seeds 1 and 3-9, 4 of seed 9's 11 wrong holes read unknown (6
 holes more uncertain), and elsewhere at most 2 holes a seed more

@@ -75,3 +75,37 @@ def test_a_grey_sleeve_over_rows_of_pegs_does_not_start_the_rows_no_game_has_rea
         if r.keys.status in (ROW_OK, ROW_EMPTY):
             assert (r.keys.black, r.keys.white) == (t.keys.black, t.keys.white), f"row {t.row}: {r.keys}"
     assert not any(h.colour == EMPTY for k in (3, 5, 6, 7) for h in reading.row(k).holes)
+
+
+def test_a_hole_read_surely_bare_in_a_row_in_play_is_asked_for_a_hole_s_shape(invicta_table, invicta_cal):
+    """Row 3 being placed: three pegs and a bare hole, read surely bare. Unlike the frame's bare
+    holes (fabric over a peg would be), it reads unknown with nothing ruled out; alike, bare."""
+    from dataclasses import replace
+
+    from pegwatch.simulation.render import Conditions, random_contents, render
+    from pegwatch.vision.reader import BoardReader
+    from pegwatch.vision.reading import UNKNOWN
+
+    p = invicta_table.profile
+    contents = random_contents(p, np.random.default_rng(8), rows_played=3, shield_open=True, last_row_marked=True)
+    placing = (*contents.guesses[2][:3], EMPTY)
+    contents = replace(contents, guesses=(*contents.guesses[:2], placing, *contents.guesses[3:]), keys=(*contents.keys[:2], None, *contents.keys[3:]))
+    image = render(p, contents, Conditions.easy().with_(peg_set=invicta_table.peg_set), seed=8).image
+    hole = 2 * p.holes + 3
+
+    def read(alike: bool):
+        reader = BoardReader(p, invicta_cal)
+        measured = reader._shapes.likeness
+
+        def likeness(*args, **kwargs):
+            out = measured(*args, **kwargs)
+            if out is not None and not alike:
+                out[hole] = RECESS_DOUBT - 0.1
+            return out
+
+        reader._shapes.likeness = likeness
+        return reader.read(image, at_ns=1).row(3).holes[3]
+
+    assert read(alike=True).colour == EMPTY and read(alike=True).is_certain
+    doubted = read(alike=False)
+    assert doubted.colour == UNKNOWN and doubted.possible is None
