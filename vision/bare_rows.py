@@ -41,7 +41,7 @@ from numpy.typing import NDArray
 
 from pegwatch.vision.localise import Localisation
 from pegwatch.vision.profile import BoardProfile
-from pegwatch.vision.recess import RECESS_DOUBT, RecessShapes
+from pegwatch.vision.recess import MIN_REFERENCES, RECESS_DOUBT, RecessShapes
 from pegwatch.vision.row_order import unplayed_bare
 
 FloatArray = NDArray[np.float64]
@@ -85,9 +85,12 @@ def bare_rows(
     unplayed, not_in_play = unplayed_bare(profile, code_bare, key_bare, key_unmarked=key_unmarked)
     if frame is None or loc is None:
         return BareRows(np.zeros(n, dtype=bool), unplayed, not_in_play, None)
-    likeness = shapes.likeness(frame, loc, centres_mm, not_in_play[:n])
+    # The rows found again without a hole lie after it, so their bare holes are a subset: too few
+    # now, too few then, and the patches are taken only where they may be asked.
+    light = shapes.patches(frame, loc, centres_mm) if int(not_in_play[:n].sum()) >= MIN_REFERENCES else None
+    likeness = None if light is None else shapes.against(light, not_in_play[:n])
     unlike: BoolArray = np.zeros(n, dtype=bool) if likeness is None or not doubt else np.asarray(code_bare & (likeness < RECESS_DOUBT), dtype=bool)
-    if unlike.any():
+    if unlike.any() and light is not None:
         unplayed, not_in_play = unplayed_bare(profile, code_bare & ~unlike, key_bare, key_unmarked=key_unmarked)
-        likeness = shapes.likeness(frame, loc, centres_mm, not_in_play[:n])
+        likeness = shapes.against(light, not_in_play[:n])
     return BareRows(unlike, unplayed, not_in_play, likeness)

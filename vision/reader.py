@@ -262,15 +262,15 @@ class BoardReader:
         key_bare = self._key_is_empty[kc.best]
         found_by, ppm, sharp, reasons = facts or board_facts(self.profile, self.calibration, loc)
         # A hole read surely bare that looks like none of the frame's bare holes does not make its row one no game has reached.
+        read_bare = cc.accepted & (self._code_names[cc.best] == EMPTY)
         bare = bare_rows(
-            p, cc.accepted & (self._code_names[cc.best] == EMPTY), kc.accepted & key_bare, key_unmarked=key_bare,
+            p, read_bare, kc.accepted & key_bare, key_unmarked=key_bare,
             shapes=self._shapes, frame=frame, loc=loc, centres_mm=self.sampler.code_centres_mm[:n_guess], doubt=not reasons,
         )
         unplayed, not_in_play, likeness = bare.unplayed, bare.not_in_play, bare.likeness
         code_unread = np.concatenate([~cc.accepted, ~sc.accepted])
         code_names_all = np.concatenate([self._code_names[cc.best], self._code_names[sc.best]])
         code_pegs = code_unread | np.concatenate([self._code_is_peg[cc.best], self._code_is_peg[sc.best]])
-        read_bare = cc.accepted & (code_names_all[:n_guess] == EMPTY)
         in_play = np.asarray(~not_in_play[:n_guess].reshape(p.rows, p.holes).all(axis=1), dtype=bool)
         lean = self._places.lean(loc)
         unplaced = placement_unconfirmed(loc, self.profile)  # each hole may read its neighbour's peg: none is sure

@@ -223,13 +223,24 @@ class RecessShapes:
         """Per hole at ``centres_mm``, the correlation of its patch with the mean patch of the
         ``references`` (bare holes; each of them against the others'); None where they are
         fewer than :data:`MIN_REFERENCES`, or do not agree on a recess (the class docstring)."""
+        if int(np.count_nonzero(references)) < MIN_REFERENCES:
+            return None
+        return self.against(self.patches(frame, loc, centres_mm), references)
+
+    def patches(self, frame: NDArray[np.uint8], loc: Localisation, centres_mm: FloatArray) -> FloatArray:
+        """Per hole at ``centres_mm``, its patch: the log of the light round it, standardised (a
+        shadow's scale and offset taken out). Asked once a frame, whatever the references."""
+        idx = self._patches.indices(loc, centres_mm, frame.shape[:2])
+        light: FloatArray = log_linear(frame.reshape(-1, 3)[idx]).mean(axis=2, dtype=np.float64)
+        light -= light.mean(axis=1, keepdims=True)
+        light /= np.maximum(np.sqrt((light * light).mean(axis=1, keepdims=True)), 1e-6)
+        return light
+
+    def against(self, light: FloatArray, references: BoolArray) -> FloatArray | None:
+        """:meth:`likeness` from the holes' :meth:`patches` (``light``)."""
         refs = np.asarray(references, dtype=bool)
         if int(refs.sum()) < MIN_REFERENCES:
             return None
-        idx = self._patches.indices(loc, centres_mm, frame.shape[:2])
-        light = log_linear(frame.reshape(-1, 3)[idx]).mean(axis=2, dtype=np.float64)
-        light -= light.mean(axis=1, keepdims=True)
-        light /= np.maximum(np.sqrt((light * light).mean(axis=1, keepdims=True)), 1e-6)
         out, agreed = self._against(light, refs)
         if not agreed:
             kept = refs & (out >= RECESS_DOUBT)

@@ -17,7 +17,10 @@ class _Shapes:
         self.given = likeness
         self.asked: list[np.ndarray] = []
 
-    def likeness(self, frame, loc, centres_mm, references):
+    def patches(self, frame, loc, centres_mm):
+        return np.zeros((len(centres_mm), 1))
+
+    def against(self, light, references):
         self.asked.append(np.asarray(references, dtype=bool).copy())
         return None if self.given is None else self.given.copy()
 
@@ -95,7 +98,7 @@ def test_a_hole_read_surely_bare_in_a_row_in_play_is_asked_for_a_hole_s_shape(in
 
     def read(alike: bool):
         reader = BoardReader(p, invicta_cal)
-        measured = reader._shapes.likeness
+        measured = reader._shapes.against
 
         def likeness(*args, **kwargs):
             out = measured(*args, **kwargs)
@@ -103,7 +106,7 @@ def test_a_hole_read_surely_bare_in_a_row_in_play_is_asked_for_a_hole_s_shape(in
                 out[hole] = RECESS_DOUBT - 0.1
             return out
 
-        reader._shapes.likeness = likeness
+        reader._shapes.against = likeness
         return reader.read(image, at_ns=1).row(3).holes[3]
 
     assert read(alike=True).colour == EMPTY and read(alike=True).is_certain
