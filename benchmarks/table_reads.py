@@ -86,7 +86,9 @@ def verdict_of(profile: BoardProfile, secret: tuple[str, ...], guess: Mapping[st
         code = code_of(guess["guess"], n, "guess")
         if EMPTY in code and not profile.blanks:
             return NOT_MARKED  # the flow reports an illegal guess; its marks are not judged
-        holes: tuple[tuple[str, ...] | None, ...] = tuple((c,) for c in code)
+        # A peg read not quite surely names what it may still be (as the flow judges it).
+        named = holes_of(guess, n) if "candidates" in guess else None
+        holes: tuple[tuple[str, ...] | None, ...] = named if named is not None else tuple((c,) for c in code)
     else:
         bounds = holes_of(guess, n)
         if bounds is None:

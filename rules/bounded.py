@@ -360,17 +360,19 @@ def _judge_by_ranges(
 
 def candidates_from_reading(guess: Code, raw: object) -> tuple[tuple[str, ...] | None, ...] | None:
     """The candidates a reading record (``pegwatch read --json``) gives for
-    its doubtful holes: per hole ``[[name, confidence], ...]`` or names.
-    Anything else there is an extra key like any other, and ignored."""
-    if not any(peg in UNREAD for peg in guess) or not isinstance(raw, list) or len(raw) != len(guess):
+    its doubtful holes: per hole ``[[name, confidence], ...]`` or names. A
+    peg read not quite surely names its colour first and then what else it
+    may be: it is judged as any of them. Anything else there is an extra key
+    like any other, and ignored."""
+    if not isinstance(raw, list) or len(raw) != len(guess):
         return None
     holes: list[tuple[str, ...] | None] = []
     for peg, entry in zip(guess, raw, strict=True):
-        if peg not in UNREAD:
-            holes.append((peg,))
-            continue
         names = [c[0] if isinstance(c, list) and c else c for c in entry] if isinstance(entry, list) else []
         cleaned = tuple(dict.fromkeys(n.strip().lower() for n in names if isinstance(n, str) and n.strip()))
+        if peg not in UNREAD:
+            holes.append((peg,) if cleaned[:1] != (peg,) or set(cleaned) & UNREAD else cleaned)
+            continue
         holes.append(None if not cleaned or set(cleaned) & UNREAD else cleaned)
     return tuple(holes) if any(h is not None and len(h) > 1 for h in holes) else None
 

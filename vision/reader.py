@@ -42,6 +42,7 @@ from pegwatch.vision.bare_rows import bare_rows
 from pegwatch.vision.calibration import SHIELD, Calibration, CalibrationError
 from pegwatch.vision.censored import CLIP_FACTORS
 from pegwatch.vision.colour import Classification, ColourModel
+from pegwatch.vision.could_be import peg_reading
 from pegwatch.vision.cover import Cover
 from pegwatch.vision.key_blocks import key_contrast, key_holes_seen
 from pegwatch.vision.key_count import count_keys
@@ -474,15 +475,14 @@ class BoardReader:
     ) -> HoleReading:
         if occluded:
             return HoleReading(OCCLUDED, 0.0)
-        # In a light other than the calibration's, a bare hole and a black peg
-        # in shade are what the calibration learned least: in a row in play a
-        # hole read bare then counts as bare only when it lies outside every
-        # peg's class. Rows from the first wholly bare row on are not in play.
+        # In a light other than the calibration's, a bare hole and a black peg in shade are what
+        # the calibration learned least: in a row in play a hole read bare then counts as bare only
+        # when it lies outside every peg's class. Rows from the first wholly bare row on are not in play.
         if accepted and (
             name != EMPTY or unplayed or self.last_peg_light.is_calibrations
             or not (d2[self._code_is_peg] <= self._cm.reject_distance2).any()
         ):
-            return HoleReading(name, conf)
+            return peg_reading(name, conf, lambda: self._cm.candidates(d2[None, :], allowed=allowed)[0], blanks=self.profile.blanks)
         (cands,) = self._cm.candidates(d2[None, :], allowed=allowed)
         return HoleReading(UNKNOWN, conf, cands)
 

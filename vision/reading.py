@@ -62,14 +62,15 @@ class HoleReading:
     """For an uncertain hole, the answers the reader could not rule out
     (colour names and ``"empty"``), each with its confidence, best first.
     Empty means "nothing ruled out" for ``"unknown"``/``"occluded"`` and "just
-    ``colour``" for a certain hole (see :attr:`possible`)."""
+    ``colour``" for a certain hole, unless it is a peg read not quite surely:
+    then ``colour`` and what it may still be (:mod:`~pegwatch.vision.could_be`)."""
 
     @property
     def possible(self) -> tuple[str, ...] | None:
-        """The answers this hole may hold: ``(colour,)`` when certain, the
+        """The answers this hole may hold: ``(colour,)`` when sure, the
         candidates when some are named, None when it may hold anything."""
         if self.is_certain:
-            return (self.colour,)
+            return tuple(dict.fromkeys([self.colour, *(c for c, _ in self.candidates)]))
         return tuple(c for c, _ in self.candidates) or None
 
     @property

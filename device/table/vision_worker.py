@@ -327,7 +327,7 @@ class VisionWorker:
 
     @staticmethod
     def _row_payload(row: RowReading) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "guess": list(row.guess),
             "black": row.keys.black,
             "white": row.keys.white,
@@ -336,6 +336,10 @@ class VisionWorker:
             "confidence": [round(h.confidence, 4) for h in row.holes],
             "keys_confidence": round(row.keys.confidence, 4),
         }
+        if any(h.is_certain and len(h.possible or ()) > 1 for h in row.holes):
+            # A peg read not quite surely: judged as any colour it may still be.
+            out["candidates"] = [None if h.possible is None else list(h.possible) for h in row.holes]
+        return out
 
     def _jpeg(self, frame: Frame) -> bytes | None:
         import cv2

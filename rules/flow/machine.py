@@ -33,7 +33,9 @@ Events (``kind`` and payload keys; every event also has its ``at_ns``):
     is *bounded* and judged over every completion
     (:mod:`pegwatch.rules.bounded`): a proved mis-mark is flagged, a row
     every completion agrees with is cleared, an unsure one that can change
-    the result goes to the arbiter naming its deciding holes. ``trust``
+    the result goes to the arbiter naming its deciding holes. A guess read
+    ``ok`` may name ``candidates`` too, where a peg was read confidently but
+    not surely: it is bounded the same way. ``trust``
     ``"low"`` (a board read without what a verdict needs) is shown, never
     accused from. A closed-shield code is accepted once (``trust`` full);
     one that later reads differently raises ``secret_changed`` and is not
@@ -264,7 +266,9 @@ class MatchFlow(Arbitration):
         if phase == "guess":
             if row.guess_state is not RowState.PENDING:
                 return Outcome(ignored=f"second guess reading of row {row_no}")
-            bounds = holes_of(payload, holes) if status != OK else None
+            bounds = holes_of(payload, holes) if status != OK or "candidates" in payload else None
+            if status == OK and bounds is not None and all(h is not None and len(h) == 1 for h in bounds):
+                bounds = None  # every peg read surely: the guess as read
             if status != OK and bounds is None:
                 g.rows[row_no - 1] = replace(row, guess_state=RowState.CHECK,
                                              seen_guess=_seen(payload.get("guess")))

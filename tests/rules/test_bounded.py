@@ -240,6 +240,29 @@ def test_a_reading_record_is_judged_with_what_the_camera_knew() -> None:
     assert judge_game(parse_record(data)).mismarked_row is None
 
 
+def test_a_peg_read_not_quite_surely_is_judged_as_anything_it_may_still_be() -> None:
+    """``pegwatch read --json`` names, for a peg read confidently but not
+    surely, its colour and then what else it may be. Against red red yellow
+    blue, red yellow green green scores 1B1W and red orange green green 1B0W:
+    marked 1B0W the row is unsure (hole 2 decides), never mis-marked; marked
+    0/0 it is wrong either way: proved."""
+    shaky = [[], [["yellow", 0.9935], ["orange", 0.0065]], [], []]
+
+    def row(black: int, white: int, candidates: list[list[list[object]]]) -> dict[str, object]:
+        return {"guess": ["red", "yellow", "green", "green"], "black": black, "white": white,
+                "candidates": candidates}
+
+    unsure = judge_game(parse_record({"rules": "mso", "secret": list(SECRET), "rows": [row(1, 0, shaky)]}))
+    assert unsure.mismarked_row is None and unsure.unsure_rows == (1,)
+    assert unsure.bounded_rows[0].judgement.deciding_holes == (2,)
+    proved = judge_game(parse_record({"rules": "mso", "secret": list(SECRET), "rows": [row(0, 0, shaky)]}))
+    assert proved.mismarked_row == 1
+    # A list that does not start with the peg read is not the reader's: the peg is as read.
+    odd = [[], [["orange", 0.6], ["yellow", 0.4]], [], []]
+    plain = judge_game(parse_record({"rules": "mso", "secret": list(SECRET), "rows": [row(1, 0, odd)]}))
+    assert plain.mismarked_row == 1 and plain.bounded_rows == ()
+
+
 def test_bounded_verdicts_read_back_as_written() -> None:
     from pegwatch.rules.verdict import GameVerdict
 

@@ -87,6 +87,22 @@ def test_a_doubtful_hole_goes_to_the_flow_with_its_candidates():
     assert answer["candidates"] == [["red"], ["green", "blue"], ["green"], ["green"]]
 
 
+def test_a_guess_read_with_a_peg_not_quite_sure_names_what_it_may_still_be():
+    shaky = HoleReading("yellow", 0.9935, (("yellow", 0.9935), ("orange", 0.0065)))
+    for holes, named in (([hole("red"), shaky, hole("green"), hole("green")], True),
+                         ([hole(c) for c in CODE], False)):
+        answers = []
+        worker, _ = worker_for(board([row(1, holes)]), answers)
+        worker.set_requests([ReadRequest(1, 1, ReadPhase.GUESS, 0)])
+        feed(worker, 2)
+        (answer,) = answers
+        assert answer["status"] == "ok"  # read at once, as a confident row is
+        if named:
+            assert answer["candidates"] == [["red"], ["yellow", "orange"], ["green"], ["green"]]
+        else:
+            assert "candidates" not in answer
+
+
 def test_counted_keys_under_a_doubtful_guess_are_answered_at_once():
     keys = KeyReading(1, 1, 2, 0.9, "ok")
     answers = []
