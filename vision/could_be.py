@@ -33,11 +33,13 @@ SURE_POSTERIOR = 0.999
 
 def could_be(read: str, candidates: Sequence[tuple[str, float]], *, blanks: bool) -> tuple[tuple[str, float], ...]:
     """The colours a peg read as ``read`` may still be, ``read`` first and then best
-    first, with their posteriors among ``candidates`` (renormalised without a
-    bare hole where there are no ``blanks``); ``()`` when ``read`` alone holds
-    :data:`SURE_POSTERIOR`, or is not among them."""
+    first, with their posteriors: ``candidates`` are the classes the colour
+    model has not ruled out, with their posteriors over every class (the
+    rest hold too little to name). Where there are no ``blanks`` a bare
+    hole's share is taken out and the others renormalised. ``()`` when
+    ``read`` alone holds :data:`SURE_POSTERIOR`, or is not among them."""
     kept = [(c, p) for c, p in candidates if blanks or c != EMPTY]
-    total = sum(p for _, p in kept)
+    total = 1.0 - sum(p for c, p in candidates if not blanks and c == EMPTY)
     if total <= 0.0 or read not in dict(kept):
         return ()
     kept.sort(key=lambda cp: (cp[0] != read, -cp[1]))

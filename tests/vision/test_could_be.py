@@ -56,3 +56,9 @@ def test_the_orange_peg_read_yellow_under_a_warm_lamp_accuses_nobody(pbr_case) -
     assert truth.row(5).holes[3].colour == "orange" and "orange" in (row.holes[3].possible or ())
     verdict = judge_row(load_profile("invicta-12x4"), ("orange", "white", "orange", "green"), row, is_last=False)
     assert verdict != MISMARK
+
+
+def test_what_the_model_left_unnamed_still_counts_against_the_peg() -> None:
+    # 0.9986 read, 0.0006 named and 0.0008 in classes too unlikely to name: not sure.
+    named = could_be("blue", (("blue", 0.9986), ("purple", 0.0006)), blanks=False)
+    assert [c for c, _ in named] == ["blue", "purple"]
