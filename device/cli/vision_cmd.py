@@ -21,6 +21,7 @@ import argparse
 import json
 import logging
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-    from pegwatch.vision.reading import BoardReading
+    from pegwatch.vision.reading import BoardReading, HoleReading
 
 logger = logging.getLogger(__name__)
 
@@ -214,6 +215,7 @@ def format_reading(reading: BoardReading, *, method: str = "") -> str:
             keys = f"{row.keys.status.upper()}"
         conf = " ".join(f"{h.confidence:.2f}" for h in row.holes)
         lines.append(f"row {row.row:2d}: {cells} | keys {keys:<9} | {row.status:<8} | conf {conf} keys {row.keys.confidence:.2f}")
+        lines.extend(_doubts(row.holes))
     if not reading.played_rows:
         lines.append("(no pegs on the board)")
     if reading.secret is None:
@@ -221,6 +223,19 @@ def format_reading(reading: BoardReading, *, method: str = "") -> str:
     else:
         lines.append("secret: " + " ".join(_cell(h.colour) for h in reading.secret))
     return "\n".join(lines)
+
+
+def _doubts(holes: Sequence[HoleReading]) -> list[str]:
+    """What the holes in doubt, and the pegs read not quite surely, may hold: the judge's bounds."""
+    out = []
+    for i, h in enumerate(holes, start=1):
+        may = h.possible
+        if may is not None and len(may) > 1:
+            if h.is_certain:
+                out.append(f"        hole {i}: read {h.colour}, not surely: may also be " + " or ".join(may[1:]))
+            else:
+                out.append(f"        hole {i}: may be " + " or ".join(may))
+    return out
 
 
 def _cell(colour: str) -> str:

@@ -62,3 +62,17 @@ def test_what_the_model_left_unnamed_still_counts_against_the_peg() -> None:
     # 0.9986 read, 0.0006 named and 0.0008 in classes too unlikely to name: not sure.
     named = could_be("blue", (("blue", 0.9986), ("purple", 0.0006)), blanks=False)
     assert [c for c, _ in named] == ["blue", "purple"]
+
+
+def test_pegwatch_read_shows_what_a_peg_not_quite_sure_may_be() -> None:
+    from pegwatch.device.cli.vision_cmd import format_reading
+    from pegwatch.vision.reading import BoardReading, HoleReading, KeyReading, RowReading, empty_row
+
+    shaky = peg_reading("yellow", 0.9935, lambda: (("yellow", 0.9935), ("orange", 0.0065)), blanks=False)
+    doubtful = HoleReading("unknown", 0.6, (("blue", 0.6), ("purple", 0.4)))
+    row = RowReading(1, (HoleReading("red", 1.0), shaky, doubtful, HoleReading("green", 1.0)),
+                     KeyReading(1, 1, 2, 1.0, "ok"), "unknown")
+    reading = BoardReading("invicta-12x4", (row, *(empty_row(n, 4, 4) for n in range(2, 13))), None, None, 0)
+    text = format_reading(reading)
+    assert "hole 2: read yellow, not surely: may also be orange" in text
+    assert "hole 3: may be blue or purple" in text and "hole 1:" not in text
