@@ -7,7 +7,7 @@ turns a seat number into the player's name.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pegwatch.hub.detail_fields import int_of, str_of, strs
@@ -86,11 +86,27 @@ def _reading(d: Mapping[str, Any]) -> tuple[str, str | None]:
         return f"{where}: the camera could not read the {phase}: {status}{trust}", None
     guess = code_text(strs(d.get("guess")))
     doubt = "" if status == "ok" else f" ({status}, within bounds)"
+    if status == "ok" and phase == "guess" and (shaky := _not_quite_sure(d)):
+        doubt = f" ({shaky}: judged within bounds)"
     if phase == "marks":
         black = d.get("black_bounds") if d.get("black_bounds") is not None else d.get("black")
         white = d.get("white_bounds") if d.get("white_bounds") is not None else d.get("white")
         return f"{where}: the camera read the marks {marks_text(black, white)}{doubt}{trust}", None
     return f"{where}: the camera read the guess {guess}{doubt}{trust}", None
+
+
+def _not_quite_sure(d: Mapping[str, Any]) -> str:
+    """The pegs of a guess read ``ok`` whose ``candidates`` name more than the colour read:
+    read confidently but not surely ("hole 2 may also be orange")."""
+    cands, guess = d.get("candidates"), strs(d.get("guess")) or ()
+    if not isinstance(cands, Sequence) or isinstance(cands, str):
+        return ""
+    doubts = []
+    for i, (read, may) in enumerate(zip(guess, cands, strict=False), start=1):
+        others = [c for c in (strs(may) or ()) if c != read]
+        if others:
+            doubts.append(f"hole {i} may also be {' or '.join(others)}")
+    return ", ".join(doubts)
 
 
 def vp_text(x: object) -> str:

@@ -354,3 +354,16 @@ def test_a_row_within_bounds_names_what_decides_it():
     assert (row.black_bounds, row.white_bounds) == ((0, 2), (1, 2))
     assert row.why == "read within bounds (0-2B1-2W); hole 1 and the black count decide the verdict: the arbiter looks"
     assert g.alarms == ("the camera could not read the code (unknown): the arbiter checks it",)
+
+
+def test_a_guess_read_with_a_peg_not_quite_sure_says_so_in_the_log():
+    events = [
+        {"seq": 1, "kind": "reading", "t_ms": 5, "data": {
+            "game": 1, "row": 1, "phase": "guess", "status": "ok", "guess": ["red", "yellow", "green", "green"],
+            "candidates": [["red"], ["yellow", "orange"], ["green"], ["green"]]}},
+        {"seq": 2, "kind": "reading", "t_ms": 6, "data": {
+            "game": 1, "row": 2, "phase": "guess", "status": "ok", "guess": ["red", "red", "green", "green"]}},
+    ]
+    log = [line.text for line in detail_from_events(events).log]
+    assert any("read the guess red yellow green green (hole 2 may also be orange: judged within bounds)" in t for t in log)
+    assert any(t.endswith("read the guess red red green green") for t in log)
