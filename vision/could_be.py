@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from pegwatch.rules.codes import EMPTY
 from pegwatch.vision.reading import HoleReading
 
-__all__ = ["SURE_POSTERIOR", "could_be", "peg_reading"]
+__all__ = ["SURE_POSTERIOR", "could_be", "peg_reading", "secret_posterior"]
 
 SURE_POSTERIOR = 0.999
 """The share of a peg's posterior its candidates must hold."""
@@ -61,3 +61,11 @@ def peg_reading(
     if read == EMPTY or confidence >= SURE_POSTERIOR:
         return HoleReading(read, confidence)
     return HoleReading(read, confidence, could_be(read, candidates(), blanks=blanks))
+
+
+def secret_posterior(min_posterior: float, rows: int) -> float:
+    """The posterior a secret hole is read from: every row is judged against
+    the secret, so it may err ``rows`` times less than a guess hole, and it
+    is never read less surely than an accusation needs (the secret is never
+    judged within bounds, so it cannot name what else it may be)."""
+    return max(SURE_POSTERIOR, 1.0 - (1.0 - min_posterior) / max(rows, 1))

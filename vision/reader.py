@@ -42,7 +42,7 @@ from pegwatch.vision.bare_rows import bare_rows
 from pegwatch.vision.calibration import SHIELD, Calibration, CalibrationError
 from pegwatch.vision.censored import CLIP_FACTORS
 from pegwatch.vision.colour import Classification, ColourModel
-from pegwatch.vision.could_be import peg_reading
+from pegwatch.vision.could_be import peg_reading, secret_posterior
 from pegwatch.vision.cover import Cover
 from pegwatch.vision.key_blocks import key_contrast, key_holes_seen
 from pegwatch.vision.key_count import count_keys
@@ -487,10 +487,10 @@ class BoardReader:
         return HoleReading(UNKNOWN, conf, cands)
 
     def _read_secret(self, sc: Classification, d2: FloatArray, *, doubted: bool = False) -> tuple[HoleReading, ...] | None:
-        """The secret holes of an open shield, each read like a guess hole, but surer: every
-        row is judged against the secret, so its holes may err a row count's times less."""
+        """The secret holes of an open shield, each read like a guess hole, but surer
+        (:func:`~pegwatch.vision.could_be.secret_posterior`)."""
         names = self._code_names[sc.best]
-        sure = sc.accepted & (sc.posterior >= 1.0 - (1.0 - self._cm.min_posterior) / self.profile.rows) & (not doubted)
+        sure = sc.accepted & (sc.posterior >= secret_posterior(self._cm.min_posterior, self.profile.rows)) & (not doubted)
         holes = tuple(
             self._hole(str(n), bool(a and n != SHIELD), float(c), False, d2[i], self._guess_allowed)
             for i, (n, a, c) in enumerate(zip(names, sure, sc.confidence, strict=True))

@@ -76,3 +76,12 @@ def test_pegwatch_read_shows_what_a_peg_not_quite_sure_may_be() -> None:
     text = format_reading(reading)
     assert "hole 2: read yellow, not surely: may also be orange" in text
     assert "hole 3: may be blue or purple" in text and "hole 1:" not in text
+
+
+def test_a_secret_hole_is_never_read_less_surely_than_an_accusation_needs() -> None:
+    from pegwatch.vision.could_be import secret_posterior
+
+    # Twelve rows judged against it: 0.01 / 12 of doubt at most, surer than SURE_POSTERIOR.
+    assert secret_posterior(0.99, 12) == pytest.approx(1 - 0.01 / 12)
+    # A board of eight rows would allow 0.00125: the secret names no alternative, so 0.999 it is.
+    assert secret_posterior(0.99, 8) == SURE_POSTERIOR
