@@ -59,6 +59,11 @@ def _holes(numbers: Sequence[int]) -> str:
     return f"hole {words}" if len(numbers) == 1 else f"holes {words}"
 
 
+def _decide(args: Mapping[str, Any]) -> str:
+    """The verb for what decides a verdict: one hole or count decides, several decide."""
+    return "decides" if len(args.get("holes", ())) + len(args.get("keys", ())) == 1 else "decide"
+
+
 def row_why(reason: str, args: Mapping[str, Any], *, show_expected: bool) -> str:
     """Why a row has its verdict, in one sentence.
 
@@ -88,7 +93,7 @@ def row_why(reason: str, args: Mapping[str, Any], *, show_expected: bool) -> str
         if reason == "proved":
             return f"read within bounds ({marks}); every way its doubtful pegs can read is mis-marked"
         decide = " and ".join(deciding) if deciding else "its doubtful pegs"
-        return f"read within bounds ({marks}); {decide} decide the verdict: the arbiter looks"
+        return f"read within bounds ({marks}); {decide} {_decide(args)} the verdict: the arbiter looks"
     if reason == "check":
         status = args.get("status") or "unknown"
         half = args.get("half") or "row"
@@ -98,7 +103,7 @@ def row_why(reason: str, args: Mapping[str, Any], *, show_expected: bool) -> str
             holes = _holes(args.get("holes", ()))
             keys = " and ".join(f"the {k} count" for k in args.get("keys", ()))
             decide = " and ".join(x for x in (holes, keys) if x) or "its doubtful pegs"
-            return f"{decide} decide the verdict: the arbiter looks"
+            return f"{decide} {_decide(args)} the verdict: the arbiter looks"
         return f"the camera could not read the {half} ({status}): the arbiter looks"
     if reason == "suspect":
         return "no code fits the marks of every row: this row may be the wrong one; the arbiter looks"

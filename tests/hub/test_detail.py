@@ -364,6 +364,13 @@ def test_a_guess_read_with_a_peg_not_quite_sure_says_so_in_the_log():
         {"seq": 2, "kind": "reading", "t_ms": 6, "data": {
             "game": 1, "row": 2, "phase": "guess", "status": "ok", "guess": ["red", "red", "green", "green"]}},
     ]
-    log = [line.text for line in detail_from_events(events).log]
+    events.append({"seq": 3, "kind": "verdict", "t_ms": 7, "data": {
+        "what": "bounded_row", "game": 1, "row": 1, "guess": ["red", ["yellow", "orange"], "green", "green"],
+        "black": 1, "white": 1, "verdict": "unsure", "deciding_holes": [2], "deciding_keys": []}})
+    detail = detail_from_events(events)
+    log = [line.text for line in detail.log]
     assert any("read the guess red yellow green green (hole 2 may also be orange: judged within bounds)" in t for t in log)
     assert any(t.endswith("read the guess red red green green") for t in log)
+    row = detail.games[0].rows[0]
+    assert [h.label for h in row.guess] == ["red", "yellow or orange", "green", "green"]
+    assert row.why == "read within bounds (1B1W); hole 2 decides the verdict: the arbiter looks"
