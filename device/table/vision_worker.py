@@ -259,7 +259,7 @@ class VisionWorker:
         p.best = row
         if self._streak(request.row, request.phase) < self.frames_to_accept:
             return self._give_up(p, base, request)
-        return {**base, **self._row_payload(row), "status": "ok"}
+        return {**base, **self._row_payload(row), **_doubt_payload(row), "status": "ok"}
 
     @staticmethod
     def _bounds_payload(row: RowReading) -> dict[str, Any]:
@@ -327,7 +327,7 @@ class VisionWorker:
 
     @staticmethod
     def _row_payload(row: RowReading) -> dict[str, Any]:
-        out: dict[str, Any] = {
+        return {
             "guess": list(row.guess),
             "black": row.keys.black,
             "white": row.keys.white,
@@ -336,10 +336,6 @@ class VisionWorker:
             "confidence": [round(h.confidence, 4) for h in row.holes],
             "keys_confidence": round(row.keys.confidence, 4),
         }
-        if any(h.is_certain and len(h.possible or ()) > 1 for h in row.holes):
-            # A peg read not quite surely: judged as any colour it may still be.
-            out["candidates"] = [None if h.possible is None else list(h.possible) for h in row.holes]
-        return out
 
     def _jpeg(self, frame: Frame) -> bytes | None:
         import cv2
@@ -409,3 +405,13 @@ def wait_for(predicate: Callable[[], bool], timeout_s: float, step_s: float = 0.
             return True
         time.sleep(step_s)
     return predicate()
+
+
+def _doubt_payload(row: RowReading) -> dict[str, Any]:
+    """For a row answered ``ok`` with a peg read not quite surely, its ``candidates``: the
+    flow judges it as any colour that peg may still be. Only there: on an answer that is
+    not ``ok``, ``candidates`` say what still frames knew (:func:`known_payload`), and
+    without them the row goes to the arbiter."""
+    if not any(h.is_certain and len(h.possible or ()) > 1 for h in row.holes):
+        return {}
+    return {"candidates": [None if h.possible is None else list(h.possible) for h in row.holes]}

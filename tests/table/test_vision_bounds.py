@@ -103,6 +103,28 @@ def test_a_guess_read_with_a_peg_not_quite_sure_names_what_it_may_still_be():
             assert "candidates" not in answer
 
 
+class Moving(Reader):
+    """The same row every frame, its appearance changing from frame to frame (a hand over it)."""
+
+    def read(self, frame, *, at_ns=None):
+        self.n = getattr(self, "n", 0) + 1
+        sigs = tuple((float(100 * (self.n % 2) if r == 0 else 0),) for r in range(12))
+        return replace(super().read(frame, at_ns=at_ns), row_signatures=sigs)
+
+
+def test_a_moving_row_goes_to_the_arbiter_whatever_its_last_frame_doubted():
+    shaky = HoleReading("yellow", 0.9935, (("yellow", 0.9935), ("orange", 0.0065)))
+    answers = []
+    worker = VisionWorker(None, Moving(board([row(1, [hole("red"), shaky, hole("green"), hole("green")])])),
+                          submit=lambda kind, payload, at, jpeg: answers.append(dict(payload)),
+                          frames_to_accept=2, give_up_frames=5, evidence=False)
+    worker.set_requests([ReadRequest(1, 1, ReadPhase.GUESS, 0)])
+    feed(worker, 5)
+    (answer,) = answers
+    # Never judged on frames that never stood still: no candidates, so the flow asks the arbiter.
+    assert answer["status"] == "occluded" and "candidates" not in answer
+
+
 def test_counted_keys_under_a_doubtful_guess_are_answered_at_once():
     keys = KeyReading(1, 1, 2, 0.9, "ok")
     answers = []
