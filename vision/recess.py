@@ -167,7 +167,7 @@ class RecessTest:
         A row is seen bare when every code hole reads surely bare (``code_bare``), steps
         down into its disc by at least :data:`RECESS_SHARE` of both the frame's bare holes'
         median step (``bare_unplayed``, as for :meth:`flat`) and the calibration's bare hole's,
-        and looks like the frame's bare holes (``likeness``, :meth:`RecessShapes.likeness`;
+        and looks like the frame's bare holes (``likeness``, :meth:`RecessShapes.against`;
         None: no row is seen). Both steps: a dark sleeve over the rows not in play reads bare
         and flat, and would make the frame's own reference shallow. Its key holes read bare
         (``key_bare``) that step are seen as well; the rest of them stay the cover's. Whole
@@ -217,16 +217,6 @@ class RecessShapes:
         offsets = np.hypot(self._patches.disc[:, 0], self._patches.disc[:, 1]) / hole_radius_mm
         self._disc, self._rim = offsets <= DISC_SHARE, offsets >= RIM_SHARE
 
-    def likeness(
-        self, frame: NDArray[np.uint8], loc: Localisation, centres_mm: FloatArray, references: BoolArray
-    ) -> FloatArray | None:
-        """Per hole at ``centres_mm``, the correlation of its patch with the mean patch of the
-        ``references`` (bare holes; each of them against the others'); None where they are
-        fewer than :data:`MIN_REFERENCES`, or do not agree on a recess (the class docstring)."""
-        if int(np.count_nonzero(references)) < MIN_REFERENCES:
-            return None
-        return self.against(self.patches(frame, loc, centres_mm), references)
-
     def patches(self, frame: NDArray[np.uint8], loc: Localisation, centres_mm: FloatArray) -> FloatArray:
         """Per hole at ``centres_mm``, its patch: the log of the light round it, standardised (a
         shadow's scale and offset taken out). Asked once a frame, whatever the references."""
@@ -237,7 +227,9 @@ class RecessShapes:
         return light
 
     def against(self, light: FloatArray, references: BoolArray) -> FloatArray | None:
-        """:meth:`likeness` from the holes' :meth:`patches` (``light``)."""
+        """Per hole of ``light`` (their :meth:`patches`), the correlation of its patch with the mean
+        patch of the ``references`` (bare holes; each of them against the others'); None where they
+        are fewer than :data:`MIN_REFERENCES`, or do not agree on a recess (the class docstring)."""
         refs = np.asarray(references, dtype=bool)
         if int(refs.sum()) < MIN_REFERENCES:
             return None

@@ -266,7 +266,7 @@ class VisionWorker:
         """What one frame knew of the row (:func:`known_payload` then says what
         the run of frames knew)."""
         return {
-            "candidates": [None if h.possible is None else list(h.possible) for h in row.holes],
+            "candidates": _candidates(row),
             "black_bounds": None if row.keys.black_bounds is None else list(row.keys.black_bounds),
             "white_bounds": None if row.keys.white_bounds is None else list(row.keys.white_bounds),
         }
@@ -414,4 +414,9 @@ def _doubt_payload(row: RowReading) -> dict[str, Any]:
     without them the row goes to the arbiter."""
     if not any(h.is_certain and len(h.possible or ()) > 1 for h in row.holes):
         return {}
-    return {"candidates": [None if h.possible is None else list(h.possible) for h in row.holes]}
+    return {"candidates": _candidates(row)}
+
+
+def _candidates(row: RowReading) -> list[list[str] | None]:
+    """Per hole the colours it may hold (null: anything), as the flow reads ``candidates``."""
+    return [None if h.possible is None else list(h.possible) for h in row.holes]

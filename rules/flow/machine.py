@@ -267,7 +267,7 @@ class MatchFlow(Arbitration):
             if row.guess_state is not RowState.PENDING:
                 return Outcome(ignored=f"second guess reading of row {row_no}")
             bounds = holes_of(payload, holes) if status != OK or "candidates" in payload else None
-            if status == OK and bounds is not None and all(h is not None and len(h) == 1 for h in bounds):
+            if status == OK and bounds is not None and not BoundedRow(bounds).uncertain_holes:
                 bounds = None  # every peg read surely: the guess as read
             if status != OK and bounds is None:
                 g.rows[row_no - 1] = replace(row, guess_state=RowState.CHECK,

@@ -265,19 +265,19 @@ def test_a_bare_hole_in_shade_looks_like_the_frame_s_bare_holes_and_flat_fabric_
     grain = np.random.default_rng(3).normal(0.0, 3.0, (int(over.sum()), 1)) + 0.4 * (xx[over] - fabric[0])[:, None]
     image[over] = np.clip(np.median(image[over], axis=0) + grain, 0, 255).astype(np.uint8)  # fabric over its second: grain, a fold's slope
     shapes = RecessShapes(p.code_hole_diameter_mm / 2)
-    likeness = shapes.likeness(image, loc, centres, refs)
+    likeness = shapes.against(shapes.patches(image, loc, centres), refs)
     assert likeness is not None
     assert np.median(likeness[refs]) > 0.7  # each bare hole against the others
     assert likeness[3 * p.holes] >= RECESS_LIKENESS  # the hole in shade: the same recess, darker
     assert likeness[3 * p.holes + 1] < RECESS_LIKENESS  # the fabric: no recess at all
     assert (likeness[: 3 * p.holes] < RECESS_LIKENESS).sum() >= 10  # most pegs are no recess either
-    assert shapes.likeness(image, loc, centres, np.arange(len(centres)) < MIN_REFERENCES - 1) is None
+    assert shapes.against(shapes.patches(image, loc, centres), np.arange(len(centres)) < MIN_REFERENCES - 1) is None
     # A sleeve over the rows read bare: its fabric's patches share no shape, so they say nothing.
     rng = np.random.default_rng(4)
     for c in np.round(out.project(centres[refs])).astype(int):
         near = np.hypot(xx - c[0], yy - c[1]) <= radius_px
         image[near] = np.clip(60 + rng.normal(0.0, 3.0, (int(near.sum()), 1)), 0, 255).astype(np.uint8)
-    assert shapes.likeness(image, loc, centres, refs) is None
+    assert shapes.against(shapes.patches(image, loc, centres), refs) is None
 
 
 def test_fabric_held_over_pegs_as_deep_as_a_hole_is_not_a_row_seen_bare(pbr_case, no_hole_misread):
@@ -300,7 +300,8 @@ def test_fabric_among_the_frame_s_bare_holes_is_left_out_of_what_a_hole_looks_li
     for c in np.round(out.project(centres[fabric])).astype(int):
         near = np.hypot(xx - c[0], yy - c[1]) <= radius_px
         image[near] = np.clip(70 + rng.normal(0.0, 3.0, (int(near.sum()), 1)), 0, 255).astype(np.uint8)
-    likeness = RecessShapes(p.code_hole_diameter_mm / 2).likeness(image, loc, centres, refs)
+    shapes = RecessShapes(p.code_hole_diameter_mm / 2)
+    likeness = shapes.against(shapes.patches(image, loc, centres), refs)
     assert likeness is not None
     assert (likeness[fabric] < RECESS_DOUBT).all()
     assert np.median(likeness[refs & ~fabric]) > 0.7
