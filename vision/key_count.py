@@ -37,6 +37,7 @@ def count_keys(
     d2: FloatArray,
     *,
     in_play: bool = True,
+    unplayed: bool = False,
     head_bare: NDArray[np.bool_] | None = None,
     proved_bare: NDArray[np.bool_] | None = None,
     head_other: NDArray[np.bool_] | None = None,
@@ -46,6 +47,11 @@ def count_keys(
     ``conf`` and squared distances ``d2`` per key hole; ``occluded`` holes
     under a cover); bounds on the counts when some key holes are uncertain.
 
+    ``unplayed``: the row lies after the first row read wholly bare
+    (:func:`~pegwatch.vision.row_order.unplayed_bare`): it holds no guess,
+    so no marks, and its key holes count as bare where every one of them
+    lies nearest bare (whose light a warm lamp or a blur leaves short of a
+    sure reading). A key peg read there leaves the row as read.
     ``head_bare``: per key hole, whether the place where a key peg's head
     would stand looks bare too (``BoardReader._head_classes``), and, near
     a found cover, whether the hole shows as a recess
@@ -71,7 +77,7 @@ def count_keys(
     b: list[int] = best.tolist()
     acc: list[bool] = accepted.tolist()
     occ: list[bool] = occluded.tolist()
-    sure = [acc[i] and not occ[i] for i in range(n)]
+    sure = [True] * n if unplayed and not any(occ) and all(cls_empty[c] for c in b) else [acc[i] and not occ[i] for i in range(n)]
     hidden = [False] * n
     proved: list[bool] = [False] * n if proved_bare is None else proved_bare.tolist()
     if in_play and head_bare is not None:

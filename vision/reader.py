@@ -23,7 +23,6 @@ The pipeline, per frame (see ``docs/vision.md``):
    means something lies over that row: the row is "occluded".
 
 A row is "ok" only when every hole and key hole was read confidently.
-
 The sampling itself is :class:`~pegwatch.vision.sampler.BoardSampler`.
 """
 
@@ -264,9 +263,11 @@ class BoardReader:
         found_by, ppm, sharp, reasons = facts or board_facts(self.profile, self.calibration, loc)
         # A hole read surely bare that looks like none of the frame's bare holes does not make its row one no game has reached.
         read_bare = cc.accepted & (self._code_names[cc.best] == EMPTY)
+        steps, key_steps = f.code[:n_guess, 3] - f.code[:n_guess, 0], f.keys[:, 3] - f.keys[:, 0]
         bare = bare_rows(
             p, read_bare, kc.accepted & key_bare, key_unmarked=key_bare,
             shapes=self._shapes, frame=frame, loc=loc, centres_mm=self.sampler.code_centres_mm[:n_guess], doubt=not reasons,
+            nearest_bare=self._code_names[cc.best] == EMPTY, recess=steps >= self._hole_step,
         )
         unplayed, not_in_play, likeness = bare.unplayed, bare.not_in_play, bare.likeness
         code_unread = np.concatenate([~cc.accepted, ~sc.accepted])
@@ -275,7 +276,6 @@ class BoardReader:
         in_play = np.asarray(~not_in_play[:n_guess].reshape(p.rows, p.holes).all(axis=1), dtype=bool)
         lean = self._places.lean(loc)
         unplaced = placement_unconfirmed(loc, self.profile)  # each hole may read its neighbour's peg: none is sure
-        steps, key_steps = f.code[:n_guess, 3] - f.code[:n_guess, 0], f.keys[:, 3] - f.keys[:, 0]
         refs = np.delete(not_in_play, np.s_[n_guess : n_guess + p.holes])  # bare in rows not in play: how deep a hole looks
         seen_bare, rows_seen_bare = self._recess.seen_bare(
             steps, key_steps, read_bare, kc.accepted & key_bare, refs, likeness, holes=p.holes, key_holes=p.key_holes
@@ -314,7 +314,7 @@ class BoardReader:
         )
         around = np.zeros(len(kc.best), dtype=bool) if clear is None else clear & kc.accepted & self._key_is_empty[kc.best] & key_seen & ~cover.keys
         names, acc, conf, occ, nip = (
-            a.tolist() for a in (code_names_all[:n_guess], cc.accepted, cc.confidence, cover.code[:n_guess], not_in_play[:n_guess])
+            a.tolist() for a in (code_names_all[:n_guess], cc.accepted | bare.tail, cc.confidence, cover.code[:n_guess], not_in_play[:n_guess])
         )
         hole = self._hole
         guesses = [hole(names[i], acc[i] and not unplaced, conf[i], occ[i], code_d2[i], self._guess_allowed, unplayed=nip[i]) for i in range(n_guess)]
@@ -336,13 +336,13 @@ class BoardReader:
         if code_heads is not None:
             guesses = head_looks.other_doubted(guesses, code_heads, code_d2, self._cm, allowed=self._guess_allowed, lit=self._code_lit)
         rows: list[RowReading] = []
-        n_k = p.key_holes
+        n_k, unplayed_rows = p.key_holes, [u and not unplaced for u in np.asarray(unplayed[:n_guess].reshape(p.rows, p.holes).all(axis=1), dtype=bool).tolist()]
         for r in range(p.rows):
             holes = tuple(guesses[r * p.holes : (r + 1) * p.holes])
             ks = slice(r * n_k, (r + 1) * n_k)
             keys = count_keys(
                 self.profile, self._km, kc.best[ks], kc.accepted[ks] & (not unplaced), kc.confidence[ks], cover.keys[ks], key_d2[ks],
-                in_play=bool(in_play[r]), head_bare=key_seen[ks], proved_bare=proved[ks],
+                in_play=bool(in_play[r]), unplayed=unplayed_rows[r], head_bare=key_seen[ks], proved_bare=proved[ks],
                 head_other=None if heads is None else (heads[ks] != kc.best[ks]) & (self._key_is_peg[heads[ks]] | self._key_lit[kc.best[ks]]),
                 head_peg=head_peg[ks],
             )

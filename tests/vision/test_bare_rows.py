@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from pegwatch.vision.bare_rows import bare_rows
+from pegwatch.vision.bare_rows import bare_rows, bare_tail
+from pegwatch.vision.key_count import count_keys
 from pegwatch.vision.profile import load_profile
-from pegwatch.vision.reading import EMPTY, ROW_EMPTY, ROW_OK
+from pegwatch.vision.reading import EMPTY, ROW_EMPTY, ROW_OCCLUDED, ROW_OK
 from pegwatch.vision.recess import RECESS_DOUBT, RECESS_LIKENESS
 
 
@@ -112,3 +113,81 @@ def test_a_hole_read_surely_bare_in_a_row_in_play_is_asked_for_a_hole_s_shape(in
     assert read(alike=True).colour == EMPTY and read(alike=True).is_certain
     doubted = read(alike=False)
     assert doubted.colour == UNKNOWN and doubted.possible is None
+
+
+def _tail(p, first_bare_row, **broken):
+    """Per guess hole nearest bare from ``first_bare_row`` on, all showing as holes, every key hole
+    nearest bare; ``broken``: ``key_row``/``shallow_row`` (1-based) with one key hole nearest a peg,
+    or one code hole showing no hole's step."""
+    n = p.rows * p.holes
+    nearest = np.arange(n) >= (first_bare_row - 1) * p.holes
+    recess = np.ones(n, dtype=bool)
+    keys = np.ones(p.rows * p.key_holes, dtype=bool)
+    if "key_row" in broken:
+        keys[(broken["key_row"] - 1) * p.key_holes] = False
+    if "shallow_row" in broken:
+        recess[(broken["shallow_row"] - 1) * p.holes + 1] = False
+    return nearest, keys, recess
+
+
+def _rows(p, mask):
+    return [r + 1 for r in range(p.rows) if mask[r * p.holes : (r + 1) * p.holes].all()]
+
+
+def test_the_board_s_last_rows_nearest_bare_hold_no_peg_after_the_first_of_them():
+    p = load_profile("invicta-12x4")
+    nearest, keys, recess = _tail(p, 6)
+    assert _rows(p, bare_tail(p, nearest, keys, recess)) == list(range(7, 13))  # row 6 may be four black pegs
+    nearest, keys, recess = _tail(p, 6, key_row=9)
+    assert _rows(p, bare_tail(p, nearest, keys, recess)) == [11, 12]  # a key peg in row 9 ends the run at row 10
+    nearest, keys, recess = _tail(p, 6, shallow_row=11)
+    assert _rows(p, bare_tail(p, nearest, keys, recess)) == []  # row 12 alone says nothing
+    nearest, keys, recess = _tail(p, 13)
+    assert not bare_tail(p, nearest, keys, recess).any()
+
+
+def test_holes_nearest_bare_on_the_board_s_last_rows_read_bare_unless_they_look_like_no_hole():
+    p, n, _, keys = _board()
+    nearest, _, recess = _tail(p, 6)
+    none_sure = np.zeros(n, dtype=bool)
+    frame, where = np.zeros((4, 4, 3), np.uint8), np.zeros((n, 2))
+    got = bare_rows(p, none_sure, keys, key_unmarked=keys, shapes=_Shapes(np.full(n, 0.9)), frame=frame, loc=object(), centres_mm=where,
+                    nearest_bare=nearest, recess=recess)
+    assert _rows(p, got.tail) == list(range(7, 13))
+    assert (~got.not_in_play[:n].reshape(p.rows, p.holes).all(axis=1)).tolist() == [True] * 6 + [False] * 6
+    likeness = np.full(n, 0.9)
+    likeness[7 * p.holes] = RECESS_DOUBT - 0.1  # row 8: fabric, not a hole
+    got = bare_rows(p, none_sure, keys, key_unmarked=keys, shapes=_Shapes(likeness), frame=frame, loc=object(), centres_mm=where,
+                    nearest_bare=nearest, recess=recess)
+    assert _rows(p, got.tail) == [7, 9, 10, 11, 12] and got.unlike[7 * p.holes]  # row 8 is in play again
+    without = bare_rows(p, none_sure, keys, key_unmarked=keys, shapes=_Shapes(None), frame=None, loc=None, centres_mm=where)
+    assert not without.tail.any() and not without.not_in_play.any()
+
+
+def test_a_blurred_small_board_s_bare_rows_are_read_bare(pbr_case, no_hole_misread):
+    """Issue 14's seed 8, table 501, case 49: blurred, 2.2 px/mm, a game of five rows. Rows 6-12's
+    bare holes lay nearest bare at a posterior of 0.88-0.99 and all 28 below row 5 read unknown."""
+    truth, reading = pbr_case(8, 501, "case-49")
+    assert reading.trust == "full"
+    no_hole_misread(truth, reading)
+    assert sum(h.colour == EMPTY for k in range(7, 13) for h in reading.row(k).holes) == 24
+    for k in range(7, 13):
+        keys = reading.row(k).keys
+        assert keys.status == ROW_EMPTY and (keys.black, keys.white) == (0, 0), f"row {k}: {keys}"
+
+
+def test_a_row_after_the_first_bare_one_holds_no_marks_where_its_key_holes_lie_nearest_bare(invicta_table, invicta_cal):
+    p, model = invicta_table.profile, invicta_cal.key_model
+    best = np.array([model.names.index(EMPTY)] * 4)
+    d2 = model.distances2(model.means[best]) + 30.0  # a warm lamp: nearest bare, short of a sure reading
+    unsure, conf, clear = np.zeros(4, dtype=bool), np.full(4, 0.9), np.zeros(4, dtype=bool)
+    assert not count_keys(p, model, best, unsure, conf, clear, d2, in_play=False).is_certain
+    keys = count_keys(p, model, best, unsure, conf, clear, d2, in_play=False, unplayed=True)
+    assert keys.status == ROW_EMPTY and (keys.black, keys.white, keys.empty) == (0, 0, 4)
+    # A key peg read there, or a cover over a hole, leaves the row as read.
+    peg = best.copy()
+    peg[2] = model.names.index(p.right_colour_key)
+    assert not count_keys(p, model, peg, unsure, conf, clear, d2, in_play=False, unplayed=True).is_certain
+    covered = clear.copy()
+    covered[0] = True
+    assert count_keys(p, model, best, unsure, conf, covered, d2, in_play=False, unplayed=True).status == ROW_OCCLUDED
