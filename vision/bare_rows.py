@@ -35,8 +35,11 @@ hole does and every key hole nearest bare, the rows after the first of
 them hold no peg: a peg there would make that first row a guess too, of
 four pegs each read nearest bare (black ones), and a guess after it one of
 the same. Their holes nearest bare count as read bare, and are asked for a
-recess's shape like any other. The first row of the run stays as read: it
-may be the newest guess, four black pegs not marked yet.
+recess's shape like any other. The first row of the run may be the newest
+guess, four black pegs not marked yet: it reads bare only where each of its
+holes looks like the frame's bare holes (:data:`~pegwatch.vision.recess.RECESS_LIKENESS`,
+under which a black peg read bare lies 99 times in 100), on a fit trusted
+to accuse from.
 
 Asked only on a fit trusted to accuse from (``doubt``): the patches are
 centred where the fit puts the holes, and a fit in doubt may put them off a
@@ -56,7 +59,7 @@ from numpy.typing import NDArray
 
 from pegwatch.vision.localise import Localisation
 from pegwatch.vision.profile import BoardProfile
-from pegwatch.vision.recess import MIN_REFERENCES, RECESS_DOUBT, RecessShapes
+from pegwatch.vision.recess import MIN_REFERENCES, RECESS_DOUBT, RECESS_LIKENESS, RecessShapes
 from pegwatch.vision.row_order import unplayed_bare
 
 FloatArray = NDArray[np.float64]
@@ -83,10 +86,13 @@ class BareRows:
     tail: BoolArray
 
 
-def bare_tail(profile: BoardProfile, nearest_bare: BoolArray, key_nearest_bare: BoolArray, recess: BoolArray) -> BoolArray:
+def bare_tail(
+    profile: BoardProfile, nearest_bare: BoolArray, key_nearest_bare: BoolArray, recess: BoolArray
+) -> tuple[BoolArray, BoolArray]:
     """Per guess hole, whether it lies after the first of the board's last rows (two or more) whose
     code holes all lie nearest bare (``nearest_bare``) and show as holes (``recess``), and whose key
-    holes all lie nearest bare (``key_nearest_bare``): rows no game has reached yet."""
+    holes all lie nearest bare (``key_nearest_bare``): rows no game has reached yet; and whether it
+    lies in that first row."""
     p = profile
     code_rows = np.asarray((nearest_bare & recess).reshape(p.rows, p.holes).all(axis=1), dtype=bool)
     key_rows = np.asarray(key_nearest_bare.reshape(p.rows, p.key_holes).all(axis=1), dtype=bool)
@@ -94,10 +100,11 @@ def bare_tail(profile: BoardProfile, nearest_bare: BoolArray, key_nearest_bare: 
     first = p.rows
     while first > 0 and looks_bare[first - 1]:
         first -= 1
-    out = np.zeros(p.rows * p.holes, dtype=bool)
+    after, lead = np.zeros(p.rows * p.holes, dtype=bool), np.zeros(p.rows * p.holes, dtype=bool)
     if p.rows - first >= 2:
-        out[(first + 1) * p.holes :] = True
-    return out
+        after[(first + 1) * p.holes :] = True
+        lead[first * p.holes : (first + 1) * p.holes] = True
+    return after, lead
 
 
 def bare_rows(
@@ -120,7 +127,8 @@ def bare_rows(
     False: the likeness given, nothing doubted). With ``nearest_bare`` and ``recess`` (per guess
     hole: nearest bare, and showing as a hole), the board's last rows read bare too (:func:`bare_tail`)."""
     n = len(code_bare)
-    tail = np.zeros(n, dtype=bool) if nearest_bare is None or recess is None else bare_tail(profile, nearest_bare, key_unmarked, recess)
+    none = np.zeros(n, dtype=bool)
+    tail, lead = (none, none) if nearest_bare is None or recess is None else bare_tail(profile, nearest_bare, key_unmarked, recess)
     code_bare = code_bare | tail
     unplayed, not_in_play = unplayed_bare(profile, code_bare, key_bare, key_unmarked=key_unmarked)
     if frame is None or loc is None:
@@ -129,6 +137,10 @@ def bare_rows(
     # now, too few then, and the patches are taken only where they may be asked.
     light = shapes.patches(frame, loc, centres_mm) if int(not_in_play[:n].sum()) >= MIN_REFERENCES else None
     likeness = None if light is None else shapes.against(light, not_in_play[:n])
+    if doubt and light is not None and likeness is not None and lead.any() and bool((likeness[lead] >= RECESS_LIKENESS).all()):
+        tail, code_bare = tail | lead, code_bare | lead
+        unplayed, not_in_play = unplayed_bare(profile, code_bare, key_bare, key_unmarked=key_unmarked)
+        likeness = shapes.against(light, not_in_play[:n])
     unlike: BoolArray = np.zeros(n, dtype=bool) if likeness is None or not doubt else np.asarray(code_bare & (likeness < RECESS_DOUBT), dtype=bool)
     if unlike.any() and light is not None:
         unplayed, not_in_play = unplayed_bare(profile, code_bare & ~unlike, key_bare, key_unmarked=key_unmarked)

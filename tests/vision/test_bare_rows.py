@@ -137,13 +137,14 @@ def _rows(p, mask):
 def test_the_board_s_last_rows_nearest_bare_hold_no_peg_after_the_first_of_them():
     p = load_profile("invicta-12x4")
     nearest, keys, recess = _tail(p, 6)
-    assert _rows(p, bare_tail(p, nearest, keys, recess)) == list(range(7, 13))  # row 6 may be four black pegs
+    after, lead = bare_tail(p, nearest, keys, recess)
+    assert _rows(p, after) == list(range(7, 13)) and _rows(p, lead) == [6]  # row 6 may be four black pegs
     nearest, keys, recess = _tail(p, 6, key_row=9)
-    assert _rows(p, bare_tail(p, nearest, keys, recess)) == [11, 12]  # a key peg in row 9 ends the run at row 10
+    assert _rows(p, bare_tail(p, nearest, keys, recess)[0]) == [11, 12]  # a key peg in row 9 ends the run at row 10
     nearest, keys, recess = _tail(p, 6, shallow_row=11)
-    assert _rows(p, bare_tail(p, nearest, keys, recess)) == []  # row 12 alone says nothing
+    assert [_rows(p, m) for m in bare_tail(p, nearest, keys, recess)] == [[], []]  # row 12 alone says nothing
     nearest, keys, recess = _tail(p, 13)
-    assert not bare_tail(p, nearest, keys, recess).any()
+    assert not any(m.any() for m in bare_tail(p, nearest, keys, recess))
 
 
 def test_holes_nearest_bare_on_the_board_s_last_rows_read_bare_unless_they_look_like_no_hole():
@@ -151,27 +152,40 @@ def test_holes_nearest_bare_on_the_board_s_last_rows_read_bare_unless_they_look_
     nearest, _, recess = _tail(p, 6)
     none_sure = np.zeros(n, dtype=bool)
     frame, where = np.zeros((4, 4, 3), np.uint8), np.zeros((n, 2))
-    got = bare_rows(p, none_sure, keys, key_unmarked=keys, shapes=_Shapes(np.full(n, 0.9)), frame=frame, loc=object(), centres_mm=where,
-                    nearest_bare=nearest, recess=recess)
-    assert _rows(p, got.tail) == list(range(7, 13))
+
+    def rows_read_bare(likeness, *, doubt=True):
+        got = bare_rows(p, none_sure, keys, key_unmarked=keys, shapes=_Shapes(likeness), frame=frame, loc=object(), centres_mm=where,
+                        nearest_bare=nearest, recess=recess, doubt=doubt)
+        return got, _rows(p, got.tail)
+
+    like_holes = np.full(n, RECESS_LIKENESS + 0.1)
+    got, rows = rows_read_bare(like_holes)
+    assert rows == list(range(6, 13))  # row 6's holes look like the frame's bare holes: it is bare too
+    assert (~got.not_in_play[:n].reshape(p.rows, p.holes).all(axis=1)).tolist() == [True] * 5 + [False] * 7
+    black_pegs = like_holes.copy()
+    black_pegs[5 * p.holes + 2] = RECESS_LIKENESS - 0.1  # one of row 6's holes looks like a black peg
+    got, rows = rows_read_bare(black_pegs)
+    assert rows == list(range(7, 13)) and not got.unlike.any()
     assert (~got.not_in_play[:n].reshape(p.rows, p.holes).all(axis=1)).tolist() == [True] * 6 + [False] * 6
-    likeness = np.full(n, 0.9)
-    likeness[7 * p.holes] = RECESS_DOUBT - 0.1  # row 8: fabric, not a hole
-    got = bare_rows(p, none_sure, keys, key_unmarked=keys, shapes=_Shapes(likeness), frame=frame, loc=object(), centres_mm=where,
-                    nearest_bare=nearest, recess=recess)
-    assert _rows(p, got.tail) == [7, 9, 10, 11, 12] and got.unlike[7 * p.holes]  # row 8 is in play again
+    assert rows_read_bare(like_holes, doubt=False)[1] == list(range(7, 13))  # a fit in doubt asks no shape
+    fabric = like_holes.copy()
+    fabric[7 * p.holes] = RECESS_DOUBT - 0.1  # row 8: fabric, not a hole
+    got, rows = rows_read_bare(fabric)
+    assert rows == [6, 7, 9, 10, 11, 12] and got.unlike[7 * p.holes]  # row 8 is in play again
     without = bare_rows(p, none_sure, keys, key_unmarked=keys, shapes=_Shapes(None), frame=None, loc=None, centres_mm=where)
     assert not without.tail.any() and not without.not_in_play.any()
 
 
 def test_a_blurred_small_board_s_bare_rows_are_read_bare(pbr_case, no_hole_misread):
     """Issue 14's seed 8, table 501, case 49: blurred, 2.2 px/mm, a game of five rows. Rows 6-12's
-    bare holes lay nearest bare at a posterior of 0.88-0.99 and all 28 below row 5 read unknown."""
+    bare holes lay nearest bare at a posterior of 0.88-0.99 and all 28 read unknown; with no bare
+    hole to judge the frame's dark pegs by, row 5's black peg read unknown too."""
     truth, reading = pbr_case(8, 501, "case-49")
     assert reading.trust == "full"
     no_hole_misread(truth, reading)
-    assert sum(h.colour == EMPTY for k in range(7, 13) for h in reading.row(k).holes) == 24
-    for k in range(7, 13):
+    assert all(h.colour == EMPTY for k in range(6, 13) for h in reading.row(k).holes)
+    assert reading.row(5).status == ROW_OK and reading.row(5).holes[3].colour == "black"
+    for k in range(6, 13):
         keys = reading.row(k).keys
         assert keys.status == ROW_EMPTY and (keys.black, keys.white) == (0, 0), f"row {k}: {keys}"
 
